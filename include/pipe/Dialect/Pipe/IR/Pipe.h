@@ -1,0 +1,39 @@
+//===- Pipe.h - The pipe dialect, its types, attributes and ops -*- C++ -*-===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPE_H
+#define PIPE_DIALECT_PIPE_IR_PIPE_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeOpsDialect.h.inc"
+
+#include "pipe/Dialect/Pipe/IR/PipeEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeOpsTypes.h.inc"
+
+#include "pipe/Dialect/Pipe/IR/PipeInterfaces.h.inc"
+
+namespace mlir::pipe {
+class RunOp;
+class StageOp;
+} // namespace mlir::pipe
+
+#define GET_OP_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeOps.h.inc"
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPE_H

@@ -1,0 +1,49 @@
+//===- PipeAttrs.td - Attributes of the pipe dialect -------*- tablegen -*-===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPEATTRS_TD
+#define PIPE_DIALECT_PIPE_IR_PIPEATTRS_TD
+
+include "pipe/Dialect/Pipe/IR/PipeDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Pipe_TransferKind : I32EnumAttr<"TransferKind",
+    "what a transfer carries", [
+      I32EnumAttrCase<"Activation", 0, "activation">,
+      I32EnumAttrCase<"Gradient", 1, "gradient">
+    ]> {
+  let cppNamespace = "::mlir::pipe";
+}
+
+def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
+  let mnemonic = "cost";
+  let summary = "Estimated or measured cost of one block for one micro-batch";
+  let description = [{
+    Written by the cost analysis, read by partitioners, schedulers and the
+    simulator; never recomputed ad hoc in passes. FLOPs count one
+    multiply-add as two. `saved_bytes` is the activation memory kept for the
+    backward under the block's recompute policy; `output_bytes` is the size
+    of the block's results (what crosses to a consumer). A measured profile
+    sets `forward_time_ns`/`backward_time_ns` (omitted when zero), which the
+    simulator prefers over FLOP-based estimates.
+
+    ```mlir
+    #pipe.cost<forward_flops = 1024, backward_input_flops = 1024,
+               backward_weight_flops = 1024, param_bytes = 4096,
+               saved_bytes = 256, output_bytes = 256>
+    ```
+  }];
+  let parameters = (ins
+    "uint64_t":$forward_flops,
+    "uint64_t":$backward_input_flops,
+    "uint64_t":$backward_weight_flops,
+    "uint64_t":$param_bytes,
+    "uint64_t":$saved_bytes,
+    "uint64_t":$output_bytes,
+    DefaultValuedParameter<"uint64_t", "0">:$forward_time_ns,
+    DefaultValuedParameter<"uint64_t", "0">:$backward_time_ns
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPEATTRS_TD

@@ -1,0 +1,37 @@
+//===- PipeDialect.cpp - The pipe dialect ---------------------------------===//
+
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+#include "pipe/Dialect/Pipe/IR/PipeOpsDialect.cpp.inc"
+
+#include "pipe/Dialect/Pipe/IR/PipeEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeOpsTypes.cpp.inc"
+
+#include "pipe/Dialect/Pipe/IR/PipeInterfaces.cpp.inc"
+
+void PipeDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "pipe/Dialect/Pipe/IR/PipeOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "pipe/Dialect/Pipe/IR/PipeOpsTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "pipe/Dialect/Pipe/IR/PipeAttrs.cpp.inc"
+      >();
+}

@@ -1,0 +1,561 @@
+//===- PipeOps.cpp - Operations of the pipe dialect -----------------------===//
+
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Dialect/Pipe/IR/StageGraph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// Prints a type list as `[t0, t1]` for diagnostics.
+static std::string formatTypes(ArrayRef<Type> types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(types, os);
+  os << ']';
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// ParamOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseTypeAndInitialValue(OpAsmParser &parser,
+                                            TypeAttr &typeAttr,
+                                            Attribute &initialValue) {
+  Type type;
+  if (parser.parseType(type))
+    return failure();
+  typeAttr = TypeAttr::get(type);
+  if (failed(parser.parseOptionalEqual()))
+    return success();
+  return parser.parseAttribute(initialValue, type);
+}
+
+static void printTypeAndInitialValue(OpAsmPrinter &p, ParamOp, TypeAttr type,
+                                     Attribute initialValue) {
+  p << type.getValue();
+  if (!initialValue)
+    return;
+  p << " = ";
+  if (auto elements = dyn_cast<TypedAttr>(initialValue);
+      elements && elements.getType() == type.getValue())
+    p.printAttributeWithoutType(initialValue);
+  else
+    p.printAttribute(initialValue);
+}
+
+LogicalResult ParamOp::verify() {
+  RankedTensorType type = getTensorType();
+  if (!type.hasStaticShape())
+    return emitOpError("expects a statically shaped tensor type, got ") << type;
+  Type elementType = type.getElementType();
+  if (!elementType.isIntOrIndexOrFloat())
+    return emitOpError("expects an integer or floating-point element type, "
+                       "got ")
+           << elementType;
+
+  uint64_t elementBits = elementType.isIndex()
+                             ? 64
+                             : elementType.getIntOrFloatBitWidth();
+  uint64_t bits = elementBits;
+  bool overflowed = false;
+  for (int64_t dim : type.getShape())
+    bits = llvm::SaturatingMultiply<uint64_t>(bits, dim, &overflowed);
+  if (overflowed)
+    return emitOpError("has a size that overflows 64 bits: ") << type;
+
+  if (std::optional<ElementsAttr> init = getInitialValue()) {
+    if (init->getType() != type)
+      return emitOpError("expects its initial value of type ")
+             << init->getType() << " to match its type " << type;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(*init)) {
+      // The parser does not check blob sizes; a mismatch is silent garbage.
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (blob && elementBits % 8 == 0 &&
+          blob->getData().size() != bits / 8)
+        return emitOpError("has a dense_resource blob of ")
+               << blob->getData().size() << " bytes, but " << type
+               << " needs " << bits / 8;
+    }
+    if (getExternalFile())
+      return emitOpError("has both an initial value and external storage");
+  }
+  if (getExternalFile() && getExternalFile()->empty())
+    return emitOpError("expects a non-empty external file name");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BlockOp
+//===----------------------------------------------------------------------===//
+
+ParseResult BlockOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
+                             result.attributes))
+    return failure();
+
+  SmallVector<OpAsmParser::Argument> params, args;
+  if (succeeded(parser.parseOptionalKeyword("params")) &&
+      parser.parseArgumentList(params, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/true))
+    return failure();
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/true))
+    return failure();
+
+  SmallVector<Type> resultTypes;
+  if (succeeded(parser.parseOptionalArrow())) {
+    if (succeeded(parser.parseOptionalLParen())) {
+      if (failed(parser.parseOptionalRParen()) &&
+          (parser.parseTypeList(resultTypes) || parser.parseRParen()))
+        return failure();
+    } else {
+      Type type;
+      if (parser.parseType(type))
+        return failure();
+      resultTypes.push_back(type);
+    }
+  }
+
+  SmallVector<OpAsmParser::Argument> allArgs(params);
+  allArgs.append(args);
+  SmallVector<Type> argTypes;
+  for (OpAsmParser::Argument &arg : allArgs)
+    argTypes.push_back(arg.type);
+  Builder &builder = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(builder.getFunctionType(argTypes,
+                                                            resultTypes)));
+  result.addAttribute(getNumParamsAttrName(result.name),
+                      builder.getI64IntegerAttr(params.size()));
+
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  return parser.parseRegion(*body, allArgs);
+}
+
+void BlockOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  Block &entry = getBody().front();
+  auto printArgs = [&](ArrayRef<BlockArgument> args) {
+    p << '(';
+    llvm::interleaveComma(args, p,
+                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    p << ')';
+  };
+  ArrayRef<BlockArgument> allArgs = entry.getArguments();
+  unsigned numParams = std::min<uint64_t>(getNumParams(), allArgs.size());
+  if (numParams != 0) {
+    p << " params";
+    printArgs(allArgs.take_front(numParams));
+  }
+  p << ' ';
+  printArgs(allArgs.drop_front(numParams));
+  ArrayRef<Type> results = getResultTypes();
+  if (!results.empty()) {
+    p << " -> ";
+    if (results.size() == 1 && !isa<FunctionType>(results.front())) {
+      p << results.front();
+    } else {
+      p << '(';
+      llvm::interleaveComma(results, p);
+      p << ')';
+    }
+  }
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getNumParamsAttrName(),
+       getArgAttrsAttrName(), getResAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/true);
+}
+
+LogicalResult BlockOp::verify() {
+  if (getNumParams() > getFunctionType().getNumInputs())
+    return emitOpError("declares ")
+           << getNumParams() << " parameters but has only "
+           << getFunctionType().getNumInputs() << " arguments";
+  for (Type type : getParamTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return emitOpError("expects statically shaped tensor parameters, got ")
+             << type;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GraphOp
+//===----------------------------------------------------------------------===//
+
+ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void GraphOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult GraphOp::verify() {
+  if (getBody().empty())
+    return emitOpError("expects a body");
+  llvm::StringMap<RunOp> instances;
+  for (Operation &op : getBody().front()) {
+    if (isa<ReturnOp>(op))
+      continue;
+    auto run = dyn_cast<RunOp>(op);
+    if (!run)
+      return op.emitOpError("is not allowed in a pipe.graph, which holds only "
+                            "pipe.run and pipe.return");
+    auto [it, inserted] = instances.try_emplace(run.getInstance(), run);
+    if (!inserted) {
+      InFlightDiagnostic diag = run.emitOpError("reuses instance name \"")
+                                << run.getInstance() << "\"";
+      diag.attachNote(it->second.getLoc()) << "first used here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+RunOp GraphOp::lookupInstance(StringRef name) {
+  for (RunOp run : getBody().getOps<RunOp>())
+    if (run.getInstance() == name)
+      return run;
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// RunOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RunOp::verify() {
+  if (getInstance().empty())
+    return emitOpError("expects a non-empty instance name");
+  return success();
+}
+
+LogicalResult RunOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto block = symbolTable.lookupNearestSymbolFrom<BlockOp>(*this,
+                                                            getCalleeAttr());
+  if (!block)
+    return emitOpError("'") << getCallee()
+                            << "' does not reference a pipe.block";
+
+  ArrayRef<Type> inputTypes = block.getInputTypes();
+  if (!llvm::equal(getInputs().getTypes(), inputTypes))
+    return emitOpError("expects inputs of types ")
+           << formatTypes(inputTypes) << " for @" << getCallee() << ", got "
+           << formatTypes(llvm::to_vector(getInputs().getTypes()));
+  if (!llvm::equal(getOutputs().getTypes(), block.getResultTypes()))
+    return emitOpError("expects results of types ")
+           << formatTypes(block.getResultTypes()) << " from @" << getCallee()
+           << ", got "
+           << formatTypes(llvm::to_vector(getOutputs().getTypes()));
+
+  ArrayRef<Type> paramTypes = block.getParamTypes();
+  if (getParams().size() != paramTypes.size())
+    return emitOpError("binds ")
+           << getParams().size() << " parameters, but @" << getCallee()
+           << " takes " << paramTypes.size();
+  for (auto [ref, type] : llvm::zip(getParams(), paramTypes)) {
+    auto symbol = cast<FlatSymbolRefAttr>(ref);
+    auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, symbol);
+    if (!param)
+      return emitOpError("'") << symbol.getValue()
+                              << "' does not reference a pipe.param";
+    if (param.getType() != type)
+      return emitOpError("binds parameter @")
+             << symbol.getValue() << " of type " << param.getType()
+             << " to an argument of type " << type;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReturnOp::verify() {
+  auto function = cast<FunctionOpInterface>((*this)->getParentOp());
+  ArrayRef<Type> expected = function.getResultTypes();
+  if (!llvm::equal(getOperands().getTypes(), expected))
+    return emitOpError("expects operands of types ")
+           << formatTypes(expected) << " to match the results of its parent, "
+           << "got " << formatTypes(llvm::to_vector(getOperands().getTypes()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PlacementOp and StageOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PlacementOp::verify() {
+  for (Operation &op : getBody().front())
+    if (!isa<StageOp>(op))
+      return op.emitOpError("is not allowed in a pipe.placement, which holds "
+                            "only pipe.stage");
+  return success();
+}
+
+StageOp PlacementOp::lookupStage(StringAttr name) {
+  return dyn_cast_or_null<StageOp>(mlir::SymbolTable::lookupSymbolIn(*this, name));
+}
+
+static std::string formatCycle(const StageGraph &graph,
+                               ArrayRef<unsigned> cycle) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      cycle, os,
+      [&](unsigned index) { os << '@' << graph.getStage(index).getSymName(); },
+      " -> ");
+  return text;
+}
+
+LogicalResult
+PlacementOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // Start above this op: a placement is itself a symbol table.
+  auto graph = symbolTable.lookupNearestSymbolFrom<GraphOp>(
+      (*this)->getParentOp(), getGraphAttr());
+  if (!graph)
+    return emitOpError("'") << getGraph() << "' does not reference a pipe.graph";
+  FailureOr<StageGraph> stages = StageGraph::build(*this, graph);
+  if (failed(stages))
+    return failure();
+  SmallVector<unsigned> cycle = stages->findCycle();
+  if (!cycle.empty())
+    return emitOpError("has a cyclic stage graph: ")
+           << formatCycle(*stages, cycle)
+           << "; a pipeline needs an acyclic order of stages";
+  return success();
+}
+
+LogicalResult StageOp::verify() {
+  auto placement = cast<PlacementOp>((*this)->getParentOp());
+  if (getDevice() >= placement.getDevices())
+    return emitOpError("is bound to device ")
+           << getDevice() << ", but placement @" << placement.getSymName()
+           << " has " << placement.getDevices() << " devices";
+  if (getBlocks().empty())
+    return emitOpError("expects at least one block instance");
+  llvm::StringSet<> seen;
+  for (StringRef name : getBlocks().getAsValueRange<StringAttr>())
+    if (!seen.insert(name).second)
+      return emitOpError("lists block instance \"") << name << "\" twice";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp and DeviceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScheduleOp::verify() {
+  DenseMap<uint64_t, DeviceOp> devices;
+  for (Operation &op : getBody().front()) {
+    auto device = dyn_cast<DeviceOp>(op);
+    if (!device)
+      return op.emitOpError("is not allowed in a pipe.schedule, which holds "
+                            "only pipe.device");
+    auto [it, inserted] = devices.try_emplace(device.getDevice(), device);
+    if (!inserted) {
+      InFlightDiagnostic diag = device.emitOpError("repeats device ")
+                                << device.getDevice();
+      diag.attachNote(it->second.getLoc()) << "first listed here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+namespace {
+/// What identifies a transfer across its two ends.
+using TransferKey = std::tuple<uint32_t, StringRef, StringRef, uint64_t,
+                               uint64_t>;
+
+TransferKey getTransferKey(SendOp op) {
+  return {static_cast<uint32_t>(op.getKind()), op.getSrc(), op.getDst(),
+          op.getMicrobatch(), op.getStepIndex()};
+}
+TransferKey getTransferKey(RecvOp op) {
+  return {static_cast<uint32_t>(op.getKind()), op.getSrc(), op.getDst(),
+          op.getMicrobatch(), op.getStepIndex()};
+}
+
+/// Checks one transfer's stages and payload against the stage graph.
+template <typename TransferOpT>
+LogicalResult verifyTransfer(TransferOpT op, const StageGraph &stages) {
+  std::optional<unsigned> src = stages.lookupStage(op.getSrc());
+  std::optional<unsigned> dst = stages.lookupStage(op.getDst());
+  if (!src || !dst)
+    return op.emitOpError("names stage @")
+           << (src ? op.getDst() : op.getSrc())
+           << ", which its placement does not have";
+  bool isActivation = op.getKind() == TransferKind::Activation;
+  unsigned producer = isActivation ? *src : *dst;
+  unsigned consumer = isActivation ? *dst : *src;
+  SmallVector<Type> expected = stages.getCrossingTypes(producer, consumer);
+  if (expected.empty())
+    return op.emitOpError("moves ")
+           << stringifyTransferKind(op.getKind()) << "s from @" << op.getSrc()
+           << " to @" << op.getDst() << ", but no values flow from @"
+           << stages.getStage(producer).getSymName() << " to @"
+           << stages.getStage(consumer).getSymName();
+  SmallVector<Type> payload = llvm::to_vector(
+      op.getPayload().template getAsValueRange<TypeAttr>());
+  if (payload != expected)
+    return op.emitOpError("expects payload ")
+           << formatTypes(expected) << " (the values crossing from @"
+           << stages.getStage(producer).getSymName() << " to @"
+           << stages.getStage(consumer).getSymName() << "), got "
+           << formatTypes(payload);
+  return success();
+}
+} // namespace
+
+LogicalResult
+ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto placement = symbolTable.lookupNearestSymbolFrom<PlacementOp>(
+      *this, getPlacementAttr());
+  if (!placement)
+    return emitOpError("'") << getPlacement()
+                            << "' does not reference a pipe.placement";
+  auto graph = symbolTable.lookupNearestSymbolFrom<GraphOp>(
+      *this, placement.getGraphAttr());
+  if (!graph)
+    return emitOpError("uses placement @")
+           << getPlacement() << ", whose graph does not resolve";
+  FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
+  if (failed(stages))
+    return failure();
+
+  std::map<TransferKey, SendOp> sends;
+  for (DeviceOp device : getBody().getOps<DeviceOp>())
+    for (SendOp send : device.getBody().getOps<SendOp>())
+      sends.try_emplace(getTransferKey(send), send);
+
+  for (DeviceOp device : getBody().getOps<DeviceOp>()) {
+    if (device.getDevice() >= placement.getDevices())
+      return device.emitOpError("is device ")
+             << device.getDevice() << ", but placement @"
+             << placement.getSymName() << " has " << placement.getDevices()
+             << " devices";
+    for (auto action : device.getBody().getOps<ActionOpInterface>()) {
+      Operation *op = action.getOperation();
+      if (FlatSymbolRefAttr stageRef = action.getLocalStage()) {
+        StageOp stage = placement.lookupStage(stageRef.getAttr());
+        if (!stage)
+          return op->emitOpError("names stage ")
+                 << stageRef << ", which placement @"
+                 << placement.getSymName() << " does not have";
+        if (stage.getDevice() != device.getDevice())
+          return op->emitOpError("runs stage ")
+                 << stageRef << " on device " << device.getDevice()
+                 << ", but the stage is placed on device "
+                 << stage.getDevice();
+      }
+      if (std::optional<uint64_t> mb = action.getMicrobatchIndex();
+          mb && *mb >= getMicrobatches())
+        return op->emitOpError("uses micro-batch ")
+               << *mb << ", but the schedule has " << getMicrobatches();
+      if (action.getStepIndex() >= getSteps())
+        return op->emitOpError("belongs to step ")
+               << action.getStepIndex() << ", but the schedule covers "
+               << getSteps();
+
+      if (auto recv = dyn_cast<RecvOp>(op)) {
+        auto it = sends.find(getTransferKey(recv));
+        if (it != sends.end() && it->second.getPayload() != recv.getPayload()) {
+          InFlightDiagnostic diag =
+              recv.emitOpError("expects payload ")
+              << formatTypes(llvm::to_vector(
+                     recv.getPayload().getAsValueRange<TypeAttr>()))
+              << " to match its send, got "
+              << formatTypes(llvm::to_vector(
+                     it->second.getPayload().getAsValueRange<TypeAttr>()));
+          diag.attachNote(it->second.getLoc()) << "the send is here";
+          return diag;
+        }
+        if (failed(verifyTransfer(recv, *stages)))
+          return failure();
+      }
+      if (auto send = dyn_cast<SendOp>(op))
+        if (failed(verifyTransfer(send, *stages)))
+          return failure();
+      if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
+        auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(
+            *this, reduce.getParamAttr());
+        if (!param)
+          return op->emitOpError("'")
+                 << reduce.getParam() << "' does not reference a pipe.param";
+        bool usedHere = false;
+        for (RunOp run : graph.getBody().getOps<RunOp>()) {
+          StageOp stage = stages->getStage(stages->getStageOf(run));
+          if (stage.getDevice() == device.getDevice() &&
+              llvm::is_contained(run.getParams(), reduce.getParamAttr()))
+            usedHere = true;
+        }
+        if (!usedHere)
+          return op->emitOpError("reduces the gradient of @")
+                 << reduce.getParam() << " on device " << device.getDevice()
+                 << ", where no stage reads it";
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult DeviceOp::verify() {
+  for (Operation &op : getBody().front()) {
+    if (!isa<ActionOpInterface>(op))
+      return op.emitOpError("is not a schedule action; a pipe.device holds "
+                            "only ops that implement ActionOpInterface");
+    for (Value result : op.getResults()) {
+      if (!isa<TokenType>(result.getType()))
+        continue;
+      if (result.use_empty())
+        return op.emitOpError("produces a token that is never waited on");
+      if (!result.hasOneUse()) {
+        InFlightDiagnostic diag =
+            op.emitOpError("produces a token that is waited on more than once");
+        for (Operation *user : result.getUsers())
+          diag.attachNote(user->getLoc()) << "waited on here";
+        return diag;
+      }
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Actions
+//===----------------------------------------------------------------------===//
+
+FlatSymbolRefAttr SendOp::getLocalStage() { return getSrcAttr(); }
+FlatSymbolRefAttr RecvOp::getLocalStage() { return getDstAttr(); }
+FlatSymbolRefAttr ReduceGradOp::getLocalStage() { return {}; }
+FlatSymbolRefAttr WaitOp::getLocalStage() { return {}; }
+
+#define GET_OP_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeOps.cpp.inc"
