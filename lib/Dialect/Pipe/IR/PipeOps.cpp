@@ -93,6 +93,19 @@ LogicalResult ParamOp::verify() {
   return success();
 }
 
+LogicalResult
+GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
+                                                            getParamAttr());
+  if (!param)
+    return emitOpError("'") << getParam() << "' does not reference a pipe.param";
+  if (param.getType() != getType())
+    return emitOpError("expects type ")
+           << param.getType() << " of parameter @" << getParam() << ", got "
+           << getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // BlockOp
 //===----------------------------------------------------------------------===//

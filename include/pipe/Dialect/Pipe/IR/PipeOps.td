@@ -55,6 +55,23 @@ def Pipe_ParamOp : Pipe_Op<"param", [Symbol]> {
   let hasVerifier = 1;
 }
 
+def Pipe_GetParamOp : Pipe_Op<"get_param", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads a parameter's current value inside a function";
+  let description = [{
+    How a model function refers to its weights once they are lifted into
+    `pipe.param` symbols and before it is outlined into blocks (block
+    formation turns each use into a block parameter bound by `pipe.run`).
+
+    ```mlir
+    %w = pipe.get_param @h0.attn.w : tensor<1024x1024xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
 def Pipe_BlockOp : Pipe_Op<"block", [
     Symbol, IsolatedFromAbove, AutomaticAllocationScope,
     FunctionOpInterface, CallableOpInterface]> {

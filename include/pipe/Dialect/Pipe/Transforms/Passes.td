@@ -5,6 +5,10 @@
 
 include "mlir/Pass/PassBase.td"
 
+//===----------------------------------------------------------------------===//
+// Inspection
+//===----------------------------------------------------------------------===//
+
 def PipePrintSummary : Pass<"pipe-print-summary", "ModuleOp"> {
   let summary = "Prints a human-readable summary of placements and schedules";
   let description = [{
@@ -22,5 +26,13 @@ def PipePrintSummary : Pass<"pipe-print-summary", "ModuleOp"> {
            "Where to write the summary ('-' for standard output)">,
   ];
 }
+
+//===----------------------------------------------------------------------===//
+// Ingestion: input checks, parameter lifting, block formation, costs
+//===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Placement and scheduling
+//===----------------------------------------------------------------------===//
 
 #endif // PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,1 @@
+//===- CostModel.cpp - Block cost model ---------------------------------===//

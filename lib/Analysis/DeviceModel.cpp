@@ -1,0 +1,1 @@
+//===- DeviceModel.cpp - Device and cluster models ---------------------------------===//

@@ -1,0 +1,1 @@
+//===- TransformerGen.cpp - Transformer model generator ---------------------------------===//

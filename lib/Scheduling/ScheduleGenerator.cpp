@@ -1,0 +1,1 @@
+//===- ScheduleGenerator.cpp - Schedule generators ---------------------------------===//

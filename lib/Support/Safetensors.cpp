@@ -1,0 +1,1 @@
+//===- Safetensors.cpp - Safetensors reader and writer ---------------------------------===//
