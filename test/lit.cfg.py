@@ -21,4 +21,11 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
 tools = ["pipe-opt"]
+tools.append("pipe-gen")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# MLIR's runtime support libraries for mlir-runner (next to the LLVM tools).
+config.substitutions.append(
+    ("%mlir_runner_libs",
+     ",".join(os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", l)
+              for l in ["libmlir_c_runner_utils.so",
+                        "libmlir_runner_utils.so"])))

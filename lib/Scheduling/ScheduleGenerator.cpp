@@ -1,1 +1,215 @@
-//===- ScheduleGenerator.cpp - Schedule generators ---------------------------------===//
+//===- ScheduleGenerator.cpp - Schedule generators: registry, list scheduler
+//===//
+
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+ScheduleGenerator::~ScheduleGenerator() = default;
+
+namespace {
+struct Registry {
+  std::mutex mutex;
+  llvm::StringMap<ScheduleGeneratorFactory> factories;
+  Registry() {
+#define PIPE_SCHEDULE_GENERATOR(NAME, FACTORY) factories[NAME] = FACTORY;
+#include "pipe/Scheduling/Generators.def"
+  }
+};
+Registry &getRegistry() {
+  static Registry registry;
+  return registry;
+}
+} // namespace
+
+bool mlir::pipe::registerScheduleGenerator(StringRef name,
+                                           ScheduleGeneratorFactory factory) {
+  Registry &registry = getRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return registry.factories.try_emplace(name, std::move(factory)).second;
+}
+
+std::unique_ptr<ScheduleGenerator>
+mlir::pipe::createScheduleGenerator(StringRef name) {
+  Registry &registry = getRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto it = registry.factories.find(name);
+  if (it == registry.factories.end())
+    return nullptr;
+  return it->second();
+}
+
+SmallVector<std::string> mlir::pipe::getScheduleGeneratorNames() {
+  Registry &registry = getRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  SmallVector<std::string> names;
+  for (const auto &entry : registry.factories)
+    names.push_back(entry.getKey().str());
+  llvm::sort(names);
+  return names;
+}
+
+FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
+                                                 const Pipeline &pipeline,
+                                                 const ScheduleOptions &options,
+                                                 ScheduleDiagFn diag) {
+  std::unique_ptr<ScheduleGenerator> generator = createScheduleGenerator(kind);
+  if (!generator) {
+    diag("unknown schedule kind '" + kind +
+         "'; known kinds: " + llvm::join(getScheduleGeneratorNames(), ", "));
+    return failure();
+  }
+  if (options.microbatches == 0 || options.steps == 0) {
+    diag("a schedule needs at least one micro-batch and one step");
+    return failure();
+  }
+  if (failed(pipeline.validate(diag)))
+    return failure();
+  return generator->generate(pipeline, options, diag);
+}
+
+//===----------------------------------------------------------------------===//
+// List scheduling
+//===----------------------------------------------------------------------===//
+
+SmallVector<SmallVector<ComputeItem>>
+mlir::pipe::listSchedule(const Pipeline &pipeline, unsigned microbatches,
+                         const ListSchedulingPolicy &policy, unsigned step) {
+  unsigned numStages = pipeline.getNumStages();
+  unsigned numDevices = pipeline.numDevices;
+  enum Phase { F = 0, B = 1, W = 2 };
+  constexpr double kUnscheduled = -1;
+  // finish[phase][stage][mb]; B is the full backward or its input part.
+  std::vector<std::vector<std::vector<double>>> finish(
+      3, std::vector<std::vector<double>>(
+             numStages, std::vector<double>(microbatches, kUnscheduled)));
+  SmallVector<SmallVector<unsigned>> producers(numStages), consumers(numStages);
+  for (unsigned s = 0; s < numStages; ++s) {
+    producers[s] = pipeline.getProducers(s);
+    consumers[s] = pipeline.getConsumers(s);
+  }
+  // Micro-batches between forward and (weight-)backward, per stage.
+  SmallVector<unsigned> inFlight(numStages, 0);
+  SmallVector<unsigned> nextForward(numStages, 0);
+  SmallVector<double> freeAt(numDevices, 0);
+  SmallVector<SmallVector<ComputeItem>> orders(numDevices);
+  SmallVector<SmallVector<unsigned>> stagesOf(numDevices);
+  for (unsigned d = 0; d < numDevices; ++d)
+    stagesOf[d] = pipeline.getStagesOnDevice(d);
+
+  auto duration = [&](Phase phase, unsigned s) {
+    const PipelineStage &stage = pipeline.stages[s];
+    if (phase == F)
+      return stage.forwardTime;
+    if (phase == W)
+      return stage.backwardWeightTime;
+    return policy.splitBackward ? stage.backwardInputTime
+                                : stage.getBackwardTime();
+  };
+  ActionKind kinds[3] = {ActionKind::Forward,
+                         policy.splitBackward ? ActionKind::BackwardInput
+                                              : ActionKind::Backward,
+                         ActionKind::BackwardWeight};
+
+  unsigned remaining =
+      numStages * microbatches *
+      (policy.forwardOnly ? 1 : (policy.splitBackward ? 3 : 2));
+  while (remaining > 0) {
+    // Each device's next decision time and its candidate tasks.
+    int bestDevice = -1;
+    double bestTime = 0;
+    struct Task {
+      Phase phase;
+      unsigned stage, mb;
+      double ready;
+    };
+    SmallVector<Task> bestTasks;
+    for (unsigned d = 0; d < numDevices; ++d) {
+      SmallVector<Task> tasks;
+      for (unsigned s : stagesOf[d]) {
+        // Forwards are started in micro-batch order.
+        unsigned mb = nextForward[s];
+        unsigned cap = policy.maxInFlight ? policy.maxInFlight(s) : 0;
+        if (mb < microbatches && (cap == 0 || inFlight[s] < cap)) {
+          double ready = 0;
+          bool ok = true;
+          for (unsigned p : producers[s]) {
+            ok &= finish[F][p][mb] >= 0;
+            ready = std::max(ready, finish[F][p][mb]);
+          }
+          if (ok)
+            tasks.push_back({F, s, mb, ready});
+        }
+        if (policy.forwardOnly)
+          continue;
+        for (unsigned i = 0; i < microbatches; ++i) {
+          if (finish[F][s][i] < 0)
+            break;
+          if (finish[B][s][i] < 0) {
+            double ready = finish[F][s][i];
+            bool ok = true;
+            for (unsigned c : consumers[s]) {
+              ok &= finish[B][c][i] >= 0;
+              ready = std::max(ready, finish[B][c][i]);
+            }
+            if (ok)
+              tasks.push_back({B, s, i, ready});
+          } else if (policy.splitBackward && finish[W][s][i] < 0) {
+            tasks.push_back({W, s, i, finish[B][s][i]});
+          }
+        }
+      }
+      if (tasks.empty())
+        continue;
+      double earliest = tasks.front().ready;
+      for (const Task &task : tasks)
+        earliest = std::min(earliest, task.ready);
+      double decision = std::max(freeAt[d], earliest);
+      SmallVector<Task> readyTasks;
+      for (const Task &task : tasks)
+        if (task.ready <= decision)
+          readyTasks.push_back(task);
+      if (bestDevice < 0 || decision < bestTime) {
+        bestDevice = d;
+        bestTime = decision;
+        bestTasks = std::move(readyTasks);
+      }
+    }
+    assert(bestDevice >= 0 && "list scheduling stalled on an acyclic graph");
+    if (bestDevice < 0)
+      break;
+    auto itemOf = [&](const Task &task) {
+      ComputeItem item;
+      item.kind = kinds[task.phase];
+      item.stage = task.stage;
+      item.microbatch = task.mb;
+      item.step = step;
+      return item;
+    };
+    const Task *chosen = &bestTasks.front();
+    for (const Task &task : bestTasks)
+      if (policy.priority(itemOf(task)) < policy.priority(itemOf(*chosen)))
+        chosen = &task;
+    Task task = *chosen;
+    double end = bestTime + duration(task.phase, task.stage);
+    finish[task.phase][task.stage][task.mb] = end;
+    freeAt[bestDevice] = end;
+    orders[bestDevice].push_back(itemOf(task));
+    --remaining;
+    if (task.phase == F) {
+      ++nextForward[task.stage];
+      if (!policy.forwardOnly)
+        ++inFlight[task.stage];
+    } else if (task.phase == W || (task.phase == B && !policy.splitBackward)) {
+      --inFlight[task.stage];
+    }
+  }
+  return orders;
+}

@@ -1,7 +1,7 @@
 //===- StageGraphTest.cpp - Unit tests for StageGraph ---------------------===//
 
-#include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -66,6 +66,25 @@ TEST_F(StageGraphTest, CrossingValuesFollowTheDataFlow) {
   EXPECT_EQ(stages->topologicalOrder(), (SmallVector<unsigned>{0, 2, 1}));
   EXPECT_EQ(stages->getConsumers(0), (SmallVector<unsigned>{1, 2}));
   EXPECT_EQ(stages->getProducers(1), (SmallVector<unsigned>{0, 2}));
+}
+
+TEST_F(StageGraphTest, LooksUpStagesByName) {
+  OwningOpRef<ModuleOp> module = parse(kDiamond);
+  ASSERT_TRUE(module);
+  auto placement = *module->getOps<PlacementOp>().begin();
+  auto graph = *module->getOps<GraphOp>().begin();
+  FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
+  ASSERT_TRUE(succeeded(stages));
+  ASSERT_EQ(stages->getNumStages(), 3u);
+  for (unsigned i = 0; i < 3; ++i)
+    EXPECT_EQ(stages->lookupStage(stages->getStage(i).getSymName()), i);
+  EXPECT_EQ(stages->lookupStage("s9"), std::nullopt);
+  EXPECT_EQ(stages->lookupStage(""), std::nullopt);
+  RunOp l3 = graph.lookupInstance("l3");
+  ASSERT_TRUE(l3);
+  EXPECT_EQ(stages->getStageOf(l3), 1u);
+  EXPECT_EQ(stages->getCrossingTypes(0, 2).size(), 1u);
+  EXPECT_TRUE(stages->getCrossingTypes(2, 0).empty());
 }
 
 TEST_F(StageGraphTest, FindsCyclesThroughSharedStages) {

@@ -7,8 +7,11 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
+#include <map>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -62,9 +65,8 @@ LogicalResult ParamOp::verify() {
                        "got ")
            << elementType;
 
-  uint64_t elementBits = elementType.isIndex()
-                             ? 64
-                             : elementType.getIntOrFloatBitWidth();
+  uint64_t elementBits =
+      elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
   uint64_t bits = elementBits;
   bool overflowed = false;
   for (int64_t dim : type.getShape())
@@ -74,35 +76,45 @@ LogicalResult ParamOp::verify() {
 
   if (std::optional<ElementsAttr> init = getInitialValue()) {
     if (init->getType() != type)
-      return emitOpError("expects its initial value of type ")
-             << init->getType() << " to match its type " << type;
+      return emitOpError("expects an initial value of its type ")
+             << type << ", got " << init->getType();
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(*init)) {
-      // The parser does not check blob sizes; a mismatch is silent garbage.
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (blob && elementBits % 8 == 0 &&
-          blob->getData().size() != bits / 8)
+      // The parser does not check blobs against their type; a mismatch is
+      // silent garbage (or an out-of-bounds read) later.
+      DenseResourceElementsHandle handle = resource.getRawHandle();
+      AsmResourceBlob *blob = handle.getBlob();
+      if (!blob)
+        return emitOpError("initializes from dense_resource blob '")
+               << handle.getKey()
+               << "', which has no data (no dialect_resources entry)";
+      if (elementBits % 8 == 0 && blob->getData().size() != bits / 8)
         return emitOpError("has a dense_resource blob of ")
-               << blob->getData().size() << " bytes, but " << type
-               << " needs " << bits / 8;
+               << blob->getData().size() << " bytes, but " << type << " needs "
+               << bits / 8;
     }
     if (getExternalFile())
       return emitOpError("has both an initial value and external storage");
   }
+  if (getExternalKey() && !getExternalFile())
+    return emitOpError("has an external key but no external file");
+  if (getExternalFile() && !getExternalKey())
+    return emitOpError("has an external file but no external key");
   if (getExternalFile() && getExternalFile()->empty())
     return emitOpError("expects a non-empty external file name");
+  if (getExternalKey() && getExternalKey()->empty())
+    return emitOpError("expects a non-empty external key");
   return success();
 }
 
-LogicalResult
-GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
-                                                            getParamAttr());
+LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
   if (!param)
-    return emitOpError("'") << getParam() << "' does not reference a pipe.param";
+    return emitOpError("'")
+           << getParam() << "' does not reference a pipe.param";
   if (param.getType() != getType())
-    return emitOpError("expects type ")
-           << param.getType() << " of parameter @" << getParam() << ", got "
-           << getType();
+    return emitOpError("expects type ") << param.getType() << " of parameter @"
+                                        << getParam() << ", got " << getType();
   return success();
 }
 
@@ -119,25 +131,18 @@ ParseResult BlockOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<OpAsmParser::Argument> params, args;
   if (succeeded(parser.parseOptionalKeyword("params")) &&
       parser.parseArgumentList(params, OpAsmParser::Delimiter::Paren,
-                               /*allowType=*/true))
+                               /*allowType=*/true, /*allowAttrs=*/true))
     return failure();
   if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren,
-                               /*allowType=*/true))
+                               /*allowType=*/true, /*allowAttrs=*/true))
     return failure();
 
   SmallVector<Type> resultTypes;
-  if (succeeded(parser.parseOptionalArrow())) {
-    if (succeeded(parser.parseOptionalLParen())) {
-      if (failed(parser.parseOptionalRParen()) &&
-          (parser.parseTypeList(resultTypes) || parser.parseRParen()))
-        return failure();
-    } else {
-      Type type;
-      if (parser.parseType(type))
-        return failure();
-      resultTypes.push_back(type);
-    }
-  }
+  SmallVector<DictionaryAttr> resultAttrs;
+  if (succeeded(parser.parseOptionalArrow()) &&
+      call_interface_impl::parseFunctionResultList(parser, resultTypes,
+                                                   resultAttrs))
+    return failure();
 
   SmallVector<OpAsmParser::Argument> allArgs(params);
   allArgs.append(args);
@@ -145,11 +150,14 @@ ParseResult BlockOp::parse(OpAsmParser &parser, OperationState &result) {
   for (OpAsmParser::Argument &arg : allArgs)
     argTypes.push_back(arg.type);
   Builder &builder = parser.getBuilder();
-  result.addAttribute(getFunctionTypeAttrName(result.name),
-                      TypeAttr::get(builder.getFunctionType(argTypes,
-                                                            resultTypes)));
+  result.addAttribute(
+      getFunctionTypeAttrName(result.name),
+      TypeAttr::get(builder.getFunctionType(argTypes, resultTypes)));
   result.addAttribute(getNumParamsAttrName(result.name),
                       builder.getI64IntegerAttr(params.size()));
+  call_interface_impl::addArgAndResultAttrs(
+      builder, result, allArgs, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
 
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
@@ -161,30 +169,42 @@ void BlockOp::print(OpAsmPrinter &p) {
   p << ' ';
   p.printSymbolName(getSymName());
   Block &entry = getBody().front();
-  auto printArgs = [&](ArrayRef<BlockArgument> args) {
+  ArrayRef<BlockArgument> allArgs = entry.getArguments();
+  auto function = cast<FunctionOpInterface>(getOperation());
+  auto printArgs = [&](unsigned begin, unsigned end) {
     p << '(';
-    llvm::interleaveComma(args, p,
-                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    for (unsigned i = begin; i < end; ++i) {
+      if (i != begin)
+        p << ", ";
+      p.printRegionArgument(allArgs[i], function.getArgAttrs(i));
+    }
     p << ')';
   };
-  ArrayRef<BlockArgument> allArgs = entry.getArguments();
   unsigned numParams = std::min<uint64_t>(getNumParams(), allArgs.size());
   if (numParams != 0) {
     p << " params";
-    printArgs(allArgs.take_front(numParams));
+    printArgs(0, numParams);
   }
   p << ' ';
-  printArgs(allArgs.drop_front(numParams));
+  printArgs(numParams, allArgs.size());
   ArrayRef<Type> results = getResultTypes();
   if (!results.empty()) {
     p << " -> ";
-    if (results.size() == 1 && !isa<FunctionType>(results.front())) {
-      p << results.front();
-    } else {
+    bool hasResultAttrs = false;
+    for (unsigned i = 0, e = results.size(); i < e; ++i)
+      hasResultAttrs |= !function.getResultAttrs(i).empty();
+    bool parens = results.size() != 1 || hasResultAttrs ||
+                  isa<FunctionType>(results.front());
+    if (parens)
       p << '(';
-      llvm::interleaveComma(results, p);
-      p << ')';
+    for (unsigned i = 0, e = results.size(); i < e; ++i) {
+      if (i != 0)
+        p << ", ";
+      p << results[i];
+      p.printOptionalAttrDict(function.getResultAttrs(i));
     }
+    if (parens)
+      p << ')';
   }
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
@@ -230,9 +250,8 @@ void GraphOp::print(OpAsmPrinter &p) {
       getArgAttrsAttrName(), getResAttrsAttrName());
 }
 
-LogicalResult GraphOp::verify() {
-  if (getBody().empty())
-    return emitOpError("expects a body");
+// Runs after the nested ops verified, so that their instance names exist.
+LogicalResult GraphOp::verifyRegions() {
   llvm::StringMap<RunOp> instances;
   for (Operation &op : getBody().front()) {
     if (isa<ReturnOp>(op))
@@ -270,11 +289,11 @@ LogicalResult RunOp::verify() {
 }
 
 LogicalResult RunOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto block = symbolTable.lookupNearestSymbolFrom<BlockOp>(*this,
-                                                            getCalleeAttr());
+  auto block =
+      symbolTable.lookupNearestSymbolFrom<BlockOp>(*this, getCalleeAttr());
   if (!block)
-    return emitOpError("'") << getCallee()
-                            << "' does not reference a pipe.block";
+    return emitOpError("'")
+           << getCallee() << "' does not reference a pipe.block";
 
   ArrayRef<Type> inputTypes = block.getInputTypes();
   if (!llvm::equal(getInputs().getTypes(), inputTypes))
@@ -284,8 +303,7 @@ LogicalResult RunOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!llvm::equal(getOutputs().getTypes(), block.getResultTypes()))
     return emitOpError("expects results of types ")
            << formatTypes(block.getResultTypes()) << " from @" << getCallee()
-           << ", got "
-           << formatTypes(llvm::to_vector(getOutputs().getTypes()));
+           << ", got " << formatTypes(llvm::to_vector(getOutputs().getTypes()));
 
   ArrayRef<Type> paramTypes = block.getParamTypes();
   if (getParams().size() != paramTypes.size())
@@ -296,8 +314,8 @@ LogicalResult RunOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     auto symbol = cast<FlatSymbolRefAttr>(ref);
     auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, symbol);
     if (!param)
-      return emitOpError("'") << symbol.getValue()
-                              << "' does not reference a pipe.param";
+      return emitOpError("'")
+             << symbol.getValue() << "' does not reference a pipe.param";
     if (param.getType() != type)
       return emitOpError("binds parameter @")
              << symbol.getValue() << " of type " << param.getType()
@@ -333,7 +351,8 @@ LogicalResult PlacementOp::verify() {
 }
 
 StageOp PlacementOp::lookupStage(StringAttr name) {
-  return dyn_cast_or_null<StageOp>(mlir::SymbolTable::lookupSymbolIn(*this, name));
+  return dyn_cast_or_null<StageOp>(
+      mlir::SymbolTable::lookupSymbolIn(*this, name));
 }
 
 static std::string formatCycle(const StageGraph &graph,
@@ -353,7 +372,8 @@ PlacementOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto graph = symbolTable.lookupNearestSymbolFrom<GraphOp>(
       (*this)->getParentOp(), getGraphAttr());
   if (!graph)
-    return emitOpError("'") << getGraph() << "' does not reference a pipe.graph";
+    return emitOpError("'")
+           << getGraph() << "' does not reference a pipe.graph";
   FailureOr<StageGraph> stages = StageGraph::build(*this, graph);
   if (failed(stages))
     return failure();
@@ -384,7 +404,61 @@ LogicalResult StageOp::verify() {
 // ScheduleOp and DeviceOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ScheduleOp::verify() {
+// Structural checks of the action lists run as region verifiers, after
+// every nested op has passed its own verification: their attributes may be
+// missing before that (generic syntax), and reading them would crash.
+
+namespace {
+/// What identifies a transfer across its two ends.
+using TransferKey =
+    std::tuple<uint32_t, StringRef, StringRef, uint64_t, uint64_t>;
+
+template <typename TransferOpT> TransferKey getTransferKey(TransferOpT op) {
+  return {static_cast<uint32_t>(op.getKind()), op.getSrc(), op.getDst(),
+          op.getMicrobatch(), op.getStepIndex()};
+}
+
+/// Prints a transfer as `activation @s0 -> @s1 mb 0 step 0`.
+template <typename TransferOpT> std::string describeTransfer(TransferOpT op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << stringifyTransferKind(op.getKind()) << " @" << op.getSrc() << " -> @"
+     << op.getDst() << " mb " << op.getMicrobatch() << " step "
+     << op.getStepIndex();
+  return text;
+}
+
+/// Fails on a second transfer with the same identity as an earlier one on
+/// the same side: the two ends could not be paired.
+template <typename TransferOpT>
+LogicalResult checkUniqueTransfer(TransferOpT op,
+                                  std::map<TransferKey, Operation *> &seen) {
+  auto [it, inserted] = seen.try_emplace(getTransferKey(op), op);
+  if (inserted)
+    return success();
+  InFlightDiagnostic diag = op.emitOpError("repeats the transfer ")
+                            << describeTransfer(op)
+                            << "; each (kind, source, destination, "
+                               "micro-batch, step) may be sent and received "
+                               "once";
+  diag.attachNote(it->second->getLoc()) << "first listed here";
+  return diag;
+}
+
+/// Actions that only make sense when training.
+bool isTrainingAction(Operation *op) {
+  if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp, RecomputeOp,
+          PushGradOp, HostUpdateOp, UpdateOp, ReduceGradOp>(op))
+    return true;
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getKind() == TransferKind::Gradient;
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return recv.getKind() == TransferKind::Gradient;
+  return false;
+}
+} // namespace
+
+LogicalResult ScheduleOp::verifyRegions() {
   DenseMap<uint64_t, DeviceOp> devices;
   for (Operation &op : getBody().front()) {
     auto device = dyn_cast<DeviceOp>(op);
@@ -394,31 +468,38 @@ LogicalResult ScheduleOp::verify() {
     auto [it, inserted] = devices.try_emplace(device.getDevice(), device);
     if (!inserted) {
       InFlightDiagnostic diag = device.emitOpError("repeats device ")
-                                << device.getDevice();
+                                << device.getDevice() << " of schedule @"
+                                << getSymName();
       diag.attachNote(it->second.getLoc()) << "first listed here";
       return diag;
+    }
+  }
+
+  std::map<TransferKey, Operation *> sends, recvs;
+  for (DeviceOp device : getBody().getOps<DeviceOp>()) {
+    for (Operation &op : device.getBody().front()) {
+      if (getForwardOnly() && isTrainingAction(&op))
+        return op.emitOpError("is a training action, but schedule @")
+               << getSymName() << " is forward_only";
+      if (auto send = dyn_cast<SendOp>(op))
+        if (failed(checkUniqueTransfer(send, sends)))
+          return failure();
+      if (auto recv = dyn_cast<RecvOp>(op))
+        if (failed(checkUniqueTransfer(recv, recvs)))
+          return failure();
     }
   }
   return success();
 }
 
 namespace {
-/// What identifies a transfer across its two ends.
-using TransferKey = std::tuple<uint32_t, StringRef, StringRef, uint64_t,
-                               uint64_t>;
-
-TransferKey getTransferKey(SendOp op) {
-  return {static_cast<uint32_t>(op.getKind()), op.getSrc(), op.getDst(),
-          op.getMicrobatch(), op.getStepIndex()};
-}
-TransferKey getTransferKey(RecvOp op) {
-  return {static_cast<uint32_t>(op.getKind()), op.getSrc(), op.getDst(),
-          op.getMicrobatch(), op.getStepIndex()};
-}
-
 /// Checks one transfer's stages and payload against the stage graph.
 template <typename TransferOpT>
 LogicalResult verifyTransfer(TransferOpT op, const StageGraph &stages) {
+  if (op.getSrc() == op.getDst())
+    return op.emitOpError("expects different source and destination "
+                          "stages, got @")
+           << op.getSrc() << " for both";
   std::optional<unsigned> src = stages.lookupStage(op.getSrc());
   std::optional<unsigned> dst = stages.lookupStage(op.getDst());
   if (!src || !dst)
@@ -434,9 +515,9 @@ LogicalResult verifyTransfer(TransferOpT op, const StageGraph &stages) {
            << stringifyTransferKind(op.getKind()) << "s from @" << op.getSrc()
            << " to @" << op.getDst() << ", but no values flow from @"
            << stages.getStage(producer).getSymName() << " to @"
-           << stages.getStage(consumer).getSymName();
-  SmallVector<Type> payload = llvm::to_vector(
-      op.getPayload().template getAsValueRange<TypeAttr>());
+           << stages.getStage(consumer).getSymName() << " in the graph";
+  SmallVector<Type> payload =
+      llvm::to_vector(op.getPayload().template getAsValueRange<TypeAttr>());
   if (payload != expected)
     return op.emitOpError("expects payload ")
            << formatTypes(expected) << " (the values crossing from @"
@@ -447,55 +528,82 @@ LogicalResult verifyTransfer(TransferOpT op, const StageGraph &stages) {
 }
 } // namespace
 
-LogicalResult
-ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto placement = symbolTable.lookupNearestSymbolFrom<PlacementOp>(
-      *this, getPlacementAttr());
+LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *found =
+      symbolTable.lookupNearestSymbolFrom(*this, getPlacementAttr());
+  auto placement = dyn_cast_or_null<PlacementOp>(found);
   if (!placement)
-    return emitOpError("'") << getPlacement()
-                            << "' does not reference a pipe.placement";
+    return emitOpError("'")
+           << getPlacement() << "' does not reference a pipe.placement";
   auto graph = symbolTable.lookupNearestSymbolFrom<GraphOp>(
-      *this, placement.getGraphAttr());
-  if (!graph)
-    return emitOpError("uses placement @")
-           << getPlacement() << ", whose graph does not resolve";
+      placement->getParentOp(), placement.getGraphAttr());
+  if (!graph) {
+    InFlightDiagnostic diag = emitOpError("uses placement @")
+                              << getPlacement() << ", whose graph @"
+                              << placement.getGraph() << " is not a pipe.graph";
+    diag.attachNote(placement.getLoc()) << "placement defined here";
+    return diag;
+  }
   FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
   if (failed(stages))
     return failure();
+  mlir::SymbolTable &stageTable = symbolTable.getSymbolTable(placement);
 
   std::map<TransferKey, SendOp> sends;
   for (DeviceOp device : getBody().getOps<DeviceOp>())
     for (SendOp send : device.getBody().getOps<SendOp>())
       sends.try_emplace(getTransferKey(send), send);
 
+  // Devices that host a stage reading each parameter, for reduce_grad;
+  // computed on first use.
+  std::optional<DenseMap<StringAttr, llvm::SmallDenseSet<uint64_t, 4>>> readers;
+  auto getReaders = [&]() -> auto & {
+    if (!readers) {
+      readers.emplace();
+      for (RunOp run : graph.getBody().getOps<RunOp>()) {
+        uint64_t onDevice =
+            stages->getStage(stages->getStageOf(run)).getDevice();
+        for (Attribute ref : run.getParams())
+          (*readers)[cast<FlatSymbolRefAttr>(ref).getAttr()].insert(onDevice);
+      }
+    }
+    return *readers;
+  };
+
   for (DeviceOp device : getBody().getOps<DeviceOp>()) {
     if (device.getDevice() >= placement.getDevices())
       return device.emitOpError("is device ")
              << device.getDevice() << ", but placement @"
-             << placement.getSymName() << " has " << placement.getDevices()
+             << placement.getSymName() << " has only " << placement.getDevices()
              << " devices";
     for (auto action : device.getBody().getOps<ActionOpInterface>()) {
       Operation *op = action.getOperation();
       if (FlatSymbolRefAttr stageRef = action.getLocalStage()) {
-        StageOp stage = placement.lookupStage(stageRef.getAttr());
+        auto stage = stageTable.lookup<StageOp>(stageRef.getAttr());
         if (!stage)
           return op->emitOpError("names stage ")
-                 << stageRef << ", which placement @"
-                 << placement.getSymName() << " does not have";
-        if (stage.getDevice() != device.getDevice())
-          return op->emitOpError("runs stage ")
-                 << stageRef << " on device " << device.getDevice()
-                 << ", but the stage is placed on device "
-                 << stage.getDevice();
+                 << stageRef << ", which placement @" << placement.getSymName()
+                 << " does not have";
+        if (stage.getDevice() != device.getDevice()) {
+          InFlightDiagnostic diag =
+              op->emitOpError("runs stage ")
+              << stageRef << " on device " << device.getDevice()
+              << ", but the stage is placed on device " << stage.getDevice();
+          diag.attachNote(stage.getLoc()) << "stage placed here";
+          return diag;
+        }
       }
       if (std::optional<uint64_t> mb = action.getMicrobatchIndex();
           mb && *mb >= getMicrobatches())
         return op->emitOpError("uses micro-batch ")
-               << *mb << ", but the schedule has " << getMicrobatches();
+               << *mb << ", but schedule @" << getSymName() << " has "
+               << getMicrobatches() << " (0 to " << getMicrobatches() - 1
+               << ")";
       if (action.getStepIndex() >= getSteps())
         return op->emitOpError("belongs to step ")
-               << action.getStepIndex() << ", but the schedule covers "
-               << getSteps();
+               << action.getStepIndex() << ", but schedule @" << getSymName()
+               << " covers " << getSteps() << " (0 to " << getSteps() - 1
+               << ")";
 
       if (auto recv = dyn_cast<RecvOp>(op)) {
         auto it = sends.find(getTransferKey(recv));
@@ -522,14 +630,8 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
         if (!param)
           return op->emitOpError("'")
                  << reduce.getParam() << "' does not reference a pipe.param";
-        bool usedHere = false;
-        for (RunOp run : graph.getBody().getOps<RunOp>()) {
-          StageOp stage = stages->getStage(stages->getStageOf(run));
-          if (stage.getDevice() == device.getDevice() &&
-              llvm::is_contained(run.getParams(), reduce.getParamAttr()))
-            usedHere = true;
-        }
-        if (!usedHere)
+        auto it = getReaders().find(reduce.getParamAttr().getAttr());
+        if (it == getReaders().end() || !it->second.count(device.getDevice()))
           return op->emitOpError("reduces the gradient of @")
                  << reduce.getParam() << " on device " << device.getDevice()
                  << ", where no stage reads it";
@@ -539,7 +641,7 @@ ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-LogicalResult DeviceOp::verify() {
+LogicalResult DeviceOp::verifyRegions() {
   for (Operation &op : getBody().front()) {
     if (!isa<ActionOpInterface>(op))
       return op.emitOpError("is not a schedule action; a pipe.device holds "
@@ -558,6 +660,12 @@ LogicalResult DeviceOp::verify() {
       }
     }
   }
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  if (getTokens().empty())
+    return emitOpError("expects at least one token to wait on");
   return success();
 }
 

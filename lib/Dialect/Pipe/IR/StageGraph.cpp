@@ -16,6 +16,7 @@ FailureOr<StageGraph> StageGraph::build(PlacementOp placement, GraphOp graph) {
   for (StageOp stage : placement.getBody().getOps<StageOp>()) {
     unsigned index = result.stages.size();
     result.stages.push_back(stage);
+    result.stageIndex.try_emplace(stage.getSymName(), index);
     for (StringRef name : stage.getBlocks().getAsValueRange<StringAttr>()) {
       RunOp run = runs.lookup(name);
       if (!run)
@@ -55,10 +56,10 @@ FailureOr<StageGraph> StageGraph::build(PlacementOp placement, GraphOp graph) {
 }
 
 std::optional<unsigned> StageGraph::lookupStage(StringRef name) const {
-  for (unsigned index = 0; index < stages.size(); ++index)
-    if (getStage(index).getSymName() == name)
-      return index;
-  return std::nullopt;
+  auto it = stageIndex.find(name);
+  if (it == stageIndex.end())
+    return std::nullopt;
+  return it->second;
 }
 
 ArrayRef<Value> StageGraph::getCrossingValues(unsigned producer,
@@ -116,7 +117,8 @@ SmallVector<unsigned> StageGraph::findCycle() const {
       unsigned succ = successors[node][next++];
       if (marks[succ] == Mark::OnPath) {
         SmallVector<unsigned> cycle;
-        auto start = llvm::find_if(path, [&](auto &p) { return p.first == succ; });
+        auto start =
+            llvm::find_if(path, [&](auto &p) { return p.first == succ; });
         for (auto it = start; it != path.end(); ++it)
           cycle.push_back(it->first);
         cycle.push_back(succ);

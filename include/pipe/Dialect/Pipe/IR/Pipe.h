@@ -20,6 +20,12 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeEnums.h.inc"
 
+namespace mlir::pipe {
+/// Parses a non-negative integer that fits in 64 bits (used by attribute
+/// parameters that count FLOPs, bytes or nanoseconds).
+FailureOr<uint64_t> parseCount(AsmParser &parser);
+} // namespace mlir::pipe
+
 #define GET_ATTRDEF_CLASSES
 #include "pipe/Dialect/Pipe/IR/PipeAttrs.h.inc"
 

@@ -15,6 +15,16 @@ def Pipe_TransferKind : I32EnumAttr<"TransferKind",
   let cppNamespace = "::mlir::pipe";
 }
 
+// A count (FLOPs, bytes, nanoseconds). The default uint64_t parser wraps
+// `-1` around to 2^64 - 1; this one rejects negative and too large values.
+class Pipe_CountParameterBase : AttrParameter<"uint64_t", "a non-negative count"> {
+  let parser = "::mlir::pipe::parseCount($_parser)";
+}
+def Pipe_CountParameter : Pipe_CountParameterBase;
+def Pipe_OptionalCountParameter : Pipe_CountParameterBase {
+  let defaultValue = "0";
+}
+
 def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
   let mnemonic = "cost";
   let summary = "Estimated or measured cost of one block for one micro-batch";
@@ -34,14 +44,14 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     ```
   }];
   let parameters = (ins
-    "uint64_t":$forward_flops,
-    "uint64_t":$backward_input_flops,
-    "uint64_t":$backward_weight_flops,
-    "uint64_t":$param_bytes,
-    "uint64_t":$saved_bytes,
-    "uint64_t":$output_bytes,
-    DefaultValuedParameter<"uint64_t", "0">:$forward_time_ns,
-    DefaultValuedParameter<"uint64_t", "0">:$backward_time_ns
+    Pipe_CountParameter:$forward_flops,
+    Pipe_CountParameter:$backward_input_flops,
+    Pipe_CountParameter:$backward_weight_flops,
+    Pipe_CountParameter:$param_bytes,
+    Pipe_CountParameter:$saved_bytes,
+    Pipe_CountParameter:$output_bytes,
+    Pipe_OptionalCountParameter:$forward_time_ns,
+    Pipe_OptionalCountParameter:$backward_time_ns
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }

@@ -152,7 +152,7 @@ def Pipe_GraphOp : Pipe_Op<"graph", [
                        OptionalAttr<DictArrayAttr>:$res_attrs);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
-  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Region *getCallableRegion() { return &getBody(); }
     ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
@@ -274,7 +274,7 @@ def Pipe_ScheduleOp : Pipe_Op<"schedule", [
     (`steps` $steps^)? (`forward_only` $forward_only^)? attr-dict-with-keyword
     $body
   }];
-  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def Pipe_DeviceOp : Pipe_Op<"device", [
@@ -283,7 +283,7 @@ def Pipe_DeviceOp : Pipe_Op<"device", [
   let arguments = (ins Pipe_NonNegI64:$device);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$device attr-dict-with-keyword $body";
-  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 // Every action may say which overlapped step it belongs to.
@@ -401,6 +401,7 @@ def Pipe_WaitOp : Pipe_ActionOp<"wait", [
   let summary = "Blocks the device's action list until tokens complete";
   let arguments = (ins Variadic<Pipe_TokenType>:$tokens);
   let assemblyFormat = "$tokens attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // PIPE_DIALECT_PIPE_IR_PIPEOPS_TD

@@ -1,4 +1,5 @@
-//===- StageGraph.h - Data flow between the stages of a placement -*- C++ -*-===//
+//===- StageGraph.h - Data flow between the stages of a placement -*- C++
+//-*-===//
 //
 // The stage graph is derived, never stored: it follows from a placement and
 // the block graph it places. Verifiers, schedule generators, the simulator
@@ -12,6 +13,7 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::pipe {
 
@@ -43,6 +45,7 @@ public:
 
 private:
   SmallVector<StageOp> stages;
+  llvm::StringMap<unsigned> stageIndex;
   DenseMap<Operation *, unsigned> stageOfRun;
   llvm::MapVector<std::pair<unsigned, unsigned>, llvm::SetVector<Value>> edges;
 };

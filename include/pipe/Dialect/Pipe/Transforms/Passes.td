@@ -31,8 +31,497 @@ def PipePrintSummary : Pass<"pipe-print-summary", "ModuleOp"> {
 // Ingestion: input checks, parameter lifting, block formation, costs
 //===----------------------------------------------------------------------===//
 
+def PipeCheckInput : Pass<"pipe-check-input", "ModuleOp"> {
+  let summary = "Checks that a module is in the accepted linalg-on-tensors form";
+  let description = [{
+    Accepts torch-mlir's linalg-on-tensors backend contract: ops of the
+    builtin, func, linalg, tensor, arith, math, scf, cf, ml_program and pipe
+    dialects, `affine.apply/min/max` (index arithmetic) and
+    `bufferization.alloc_tensor`, on ranked, statically shaped tensors and
+    scalars. Every other op, and every unranked or dynamically shaped value,
+    is reported with its location and, where there is one, the way around it
+    (`tosa.*`: run `--pipe-import-tosa` first; `torch.*`, `stablehlo.*`:
+    lower to linalg-on-tensors first; `tm_tensor.attention`: export with the
+    default decompositions or eager attention). All problems are reported,
+    not only the first. The IR is not changed.
+
+    Ops of dialects that the tool does not know do not parse at all; with
+    `--allow-unregistered-dialect` they parse and are reported here.
+
+    ```
+    pipe-opt model.mlir --pipe-check-input --pipe-lift-params
+    ```
+  }];
+}
+
+def PipeImportTosa : Pass<"pipe-import-tosa", "ModuleOp"> {
+  let summary = "Lowers a TOSA model to linalg-on-tensors";
+  let description = [{
+    Runs the upstream sequence that turns TOSA into the accepted input
+    (`tosa-to-mlprogram`, `tosa-to-scf`, `tosa-to-linalg-pipeline`, then
+    `tosa-to-tensor` and `tosa-to-arith` on every function, then
+    `canonicalize`), and reports any TOSA op that is left. `tosa.const`
+    weights become `arith.constant`s and `tosa.variable`s `ml_program`
+    globals, which `--pipe-lift-params` then lifts.
+
+    ```
+    pipe-opt model.tosa.mlir --pipe-import-tosa --pipe-check-input
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::scf::SCFDialect", "::mlir::ml_program::MLProgramDialect"
+  ];
+}
+
+def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
+  let summary = "Lifts trainable weights into pipe.param symbols";
+  let description = [{
+    Turns every trainable weight of the model's functions into a module-level
+    `pipe.param` and each read of it into `pipe.get_param`:
+
+    - `arith.constant`s of a floating-point tensor type holding a `dense` or
+      `dense_resource` value with at least `min-elements` elements. Splat
+      constants (zeros, epsilons, masks) stay unless `lift-splats`. A
+      `pipe.param = "name"` attribute on a constant lifts it whatever its
+      size, under that name.
+    - `ml_program.global`s of a floating-point tensor type that are only read
+      (`global_load`, `global_load_const`); integer globals such as
+      torch-mlir's `@global_seed`, and globals that are stored to, stay.
+    - Function arguments carrying an argument attribute `pipe.param = "name"`
+      or listed in `param-args` (argument indices of the `entry` function);
+      their functions must not be called from elsewhere.
+
+    One constant op, one `dense_resource` blob or one global is one
+    parameter however many times it is used (tied embeddings); two distinct
+    constants with equal contents stay two parameters. Names come from the
+    `pipe.param` attribute, the global's name, a name location
+    (`loc("h.0.w")`, also inside fused locations), the resource key, or else
+    `p0, p1, ...`, made unique with `_1, _2, ...` suffixes; the source (key,
+    global or argument) is kept in a `pipe.source` attribute. A `names` file
+    maps resource keys and global names to parameter names (for instance the
+    PyTorch names, so that `--pipe-load-params` finds them in a checkpoint).
+
+    A `dense_resource` weight whose blob is absent (elided) is an error
+    unless `init-missing`, which lifts it without an initial value; so is a
+    blob whose size does not match its type.
+
+    ```mlir
+    %w = arith.constant dense_resource<torch_tensor_16_16_torch.float32>
+        : tensor<16x16xf32>
+    // becomes
+    pipe.param @torch_tensor_16_16_torch.float32 : tensor<16x16xf32>
+        = dense_resource<torch_tensor_16_16_torch.float32>
+        {pipe.source = "resource:torch_tensor_16_16_torch.float32"}
+    %w = pipe.get_param @torch_tensor_16_16_torch.float32 : tensor<16x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect"];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"2",
+           "Constants with fewer elements are literals, not weights">,
+    Option<"liftSplats", "lift-splats", "bool", /*default=*/"false",
+           "Also lift splat constants (all elements equal)">,
+    ListOption<"paramArgs", "param-args", "unsigned",
+               "Argument indices of the entry function to lift">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Function whose arguments param-args names (default: the only "
+           "public function with a body)">,
+    Option<"initMissing", "init-missing", "bool", /*default=*/"false",
+           "Lift dense_resource weights without data (and extern globals) "
+           "as parameters without an initial value instead of failing">,
+    Option<"frozen", "frozen", "std::string", /*default=*/"\"\"",
+           "Regular expression: lifted parameters whose name it matches "
+           "(anywhere) are marked frozen">,
+    Option<"names", "names", "std::string", /*default=*/"\"\"",
+           "File of lines '<name> ... <key>' naming the weights stored "
+           "under a dense_resource key or global name (pipe-gen "
+           "--list-params writes one)">,
+  ];
+}
+
+def PipeExternalizeParams : Pass<"pipe-externalize-params", "ModuleOp"> {
+  let summary = "Moves parameters' initial values into a safetensors file";
+  let description = [{
+    Writes the initial value of every `pipe.param` of at least `min-bytes`
+    bytes into the safetensors file `file` (tensor name = parameter name),
+    atomically, and replaces the value in the IR by
+    `external("<file>", "<name>")`, so that multi-GB models keep a small IR.
+    Parameters without an initial value or already external are left alone.
+
+    ```
+    pipe-opt model.mlir --pipe-externalize-params="file=w.safetensors"
+    ```
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "The safetensors file to write (required)">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Smaller initial values stay in the IR">,
+  ];
+}
+
+def PipeLoadParams : Pass<"pipe-load-params", "ModuleOp"> {
+  let summary = "Binds parameters to the tensors of a safetensors checkpoint";
+  let description = [{
+    Looks up every `pipe.param` in the safetensors file `file` under
+    `prefix` followed by its external key if it has one, else its name;
+    checks that the tensor's dtype and shape match the parameter's type; and
+    either points the parameter at it (`external(...)`, the default) or,
+    with `inline`, copies the data into the IR as a `dense_resource` blob.
+    A mismatch is an error naming the parameter, the file and the tensor; so
+    is a missing tensor unless `allow-missing` (the parameter is then left
+    as it was).
+
+    ```
+    pipe-opt model.mlir --pipe-load-params="file=gpt2.safetensors inline=1"
+    ```
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "The safetensors file to read (required)">,
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"\"",
+           "Prepended to each parameter's key when looking it up">,
+    Option<"inlineValues", "inline", "bool", /*default=*/"false",
+           "Copy the data into the IR instead of referring to the file">,
+    Option<"allowMissing", "allow-missing", "bool", /*default=*/"false",
+           "Leave parameters that the file lacks unchanged">,
+  ];
+}
+
+def PipeFormBlocks : Pass<"pipe-form-blocks", "ModuleOp"> {
+  let summary = "Outlines the model function into pipe.blocks and a pipe.graph";
+  let description = [{
+    Replaces the model's forward function `func` (linalg on tensors reading
+    weights through `pipe.get_param`) by `pipe.block` symbols and a
+    `pipe.graph` of the same name whose `pipe.run`s compute exactly what the
+    function did. Each block takes the parameters it reads as `params(...)`
+    arguments (bound by the run), the values it needs from other blocks or
+    graph arguments as inputs, and returns what others need. Constants,
+    `tensor.empty` and other free producers are cloned into each block that
+    needs them; zero-FLOP glue (reshapes, slices, transposes, broadcasts,
+    fills) joins the block of its producer. Structurally identical blocks
+    share one block function; instances differ only in the parameters bound.
+
+    - `granularity=op`: one block per compute op (instances `op17.matmul`).
+    - `granularity=layer`: layers found from location scopes naming them
+      (`loc("h.3.attn")`) where present, else from the repeated structure of
+      the op sequence (instances `prologue`, `layer0`..., `epilogue`).
+    - `granularity=coarse`: the op-level blocks merged into `num-blocks`
+      contiguous ranges of the program order with balanced FLOPs (instances
+      `part0`...); always acyclic.
+
+    See docs/blocks-and-costs.md for the rules.
+
+    ```
+    pipe-opt model.mlir --pipe-lift-params --pipe-form-blocks=granularity=layer
+    ```
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect"];
+  let options = [
+    Option<"granularity", "granularity", "std::string", /*default=*/"\"op\"",
+           "op, layer or coarse">,
+    Option<"numBlocks", "num-blocks", "int64_t", /*default=*/"8",
+           "Number of blocks for granularity=coarse">,
+    Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
+           "The model function (default: @forward, or the only function "
+           "with a body)">,
+  ];
+}
+
+def PipeAnnotateCosts : Pass<"pipe-annotate-costs", "ModuleOp"> {
+  let summary = "Writes the cost model's #pipe.cost on every pipe.block";
+  let description = [{
+    Sets the `cost` attribute of every `pipe.block` to its analytic cost for
+    one micro-batch: forward, input-gradient and weight-gradient FLOPs
+    (a multiply-add counts 2), parameter bytes, activation bytes saved for
+    the backward under the `recompute` policy, and output bytes, with float
+    tensors counted at `dtype`. A measured `profile` (JSON
+    `{"blocks": {"<block or instance>": {"forward_ms": .., "backward_ms": ..}}}`)
+    sets the times; an entry for a block wins over entries for its
+    instances, whose mean is used otherwise.
+
+    ```
+    pipe-opt model.mlir --pipe-form-blocks \
+        --pipe-annotate-costs="recompute=recompute dtype=bf16"
+    ```
+  }];
+  let options = [
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"save-all\"",
+           "save-all, recompute or save-inputs (= recompute)">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "JSON file of measured block times overriding the estimate">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type float tensors are counted at: f64, f32, tf32, "
+           "bf16, f16, f8 or native (each tensor's own)">,
+    Option<"transcendentalFlops", "transcendental-flops", "uint64_t",
+           /*default=*/"1", "FLOPs charged per exp, log, tanh, erf, sqrt, ...">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Training graphs: differentiation and checking routes
+//===----------------------------------------------------------------------===//
+
+def PipeDifferentiate : Pass<"pipe-differentiate", "ModuleOp"> {
+  let summary = "Generates input- and weight-gradient blocks for every block";
+  let description = [{
+    For every forward `pipe.block` run by a `pipe.graph`, builds its
+    reverse-mode derivative as two blocks: `@<blk>_bwd_input(params, inputs,
+    output cotangents[, saved]) -> input cotangents` and
+    `@<blk>_bwd_weight(params, inputs, output cotangents[, saved]) ->
+    parameter gradients`, recorded on the forward block as
+    `pipe.backward_input = @...` / `pipe.backward_weight = @...`. Derivatives
+    come from `linalg.generic` in general (maps, iterators, scalar body);
+    named linalg ops are generalized first. An op without a rule is an error
+    naming the op. The graph's scalar result is marked as the loss with
+    `pipe.loss_seed = 1.0`. With `recompute=save-all` the forward block also
+    returns the intermediates the backward reads (`pipe.saved_results = N`
+    counts them) and the graph's runs are updated; a block's `pipe.recompute`
+    attribute overrides the option. See docs/autodiff.md.
+
+    ```
+    pipe-opt model.mlir --pipe-differentiate="recompute=save-inputs"
+    ```
+  }];
+  let options = [
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"save-all\"",
+           "What the forward keeps for the backward: save-all, save-inputs "
+           "or recompute">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PipeLowerGraphToFunc : Pass<"pipe-lower-graph-to-func", "ModuleOp"> {
+  let summary = "Lowers a differentiated graph and its blocks to func.func";
+  let description = [{
+    For checking gradients without the runtime. Every `pipe.block` becomes a
+    `func.func` of the same name. Every `pipe.graph @g` becomes
+    `@g_forward(params..., inputs...) -> results` and
+    `@g_grad(params..., inputs...) -> (loss, gradients...)` which runs the
+    blocks in order, then their backward blocks in reverse order seeded with
+    the loss cotangent 1.0, summing the gradients of a parameter read by
+    several runs (tied weights). Parameters are the float `pipe.param`s the
+    graph reads, in module order. All `pipe.param`, `pipe.graph`,
+    `pipe.placement` and `pipe.schedule` ops are removed.
+
+    ```
+    pipe-opt m.mlir --pipe-differentiate --pipe-lower-graph-to-func
+    ```
+  }];
+  let options = [
+    Option<"emitCInterface", "emit-c-interface", "bool", /*default=*/"true",
+           "Put llvm.emit_c_interface on the generated entry functions">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PipeF32ToF64 : Pass<"pipe-f32-to-f64", "ModuleOp"> {
+  let summary = "Rewrites every f32 type and constant to f64";
+  let description = [{
+    Used by gradient checks: finite differences need f64. Types nested in
+    tensors, function types and attributes are rewritten; f32 float and
+    dense constants are converted; `arith.extf`/`arith.truncf` that become
+    f64 -> f64 are removed. `dense_resource` f32 constants are rejected.
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Placement and scheduling
 //===----------------------------------------------------------------------===//
+
+def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
+  let summary = "Partitions a costed block graph into stages on devices";
+  let description = [{
+    Reads the `pipe.graph` (whose blocks carry `#pipe.cost`, see
+    `--pipe-annotate-costs`), builds the partitioning problem for `devices`
+    devices of `device-model`, runs the partitioning `algorithm` (`seq`:
+    contiguous stages by dynamic programming; `mixed`: FTPipe's Mixed-Pipe,
+    where a device may host several non-adjacent stages; `exact`: exhaustive,
+    small graphs only) and writes the result as a `pipe.placement` after the
+    graph. The objective is the predicted step time under `schedule` with
+    `microbatches` micro-batches (docs/partitioning.md); memory per device
+    counts parameters with the `optimizer`'s state and the activations the
+    schedule keeps in flight. A text report goes to `text-report` (`-`:
+    standard error) and a JSON one to `report`. Fails with the smallest
+    per-device memory that would work when nothing fits.
+
+    ```
+    pipe-opt model.mlir --pipe-partition="algorithm=mixed devices=8 \
+        device-model=rtx2080ti-x8 schedule=pipedream-async microbatches=8 \
+        optimizer=adamw report=partition.json"
+    ```
+  }];
+  let options = [
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"mixed\"",
+           "Partitioning algorithm: mixed, seq or exact (or any registered)">,
+    Option<"devices", "devices", "unsigned", /*default=*/"8",
+           "Number of devices">,
+    Option<"deviceModel", "device-model", "std::string",
+           /*default=*/"\"rtx2080ti-x8\"",
+           "Device model preset name or JSON file (docs/device-model.md)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "Compute type whose FLOP rate turns FLOPs into time">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"gpipe\"",
+           "gpipe, 1f1b or pipedream-async">,
+    Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
+           "Micro-batches per optimizer step">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "Optimizer state held per parameter: sgd, momentum, adamw, "
+           "adafactor">,
+    Option<"weightStashing", "weight-stashing", "bool", /*default=*/"false",
+           "pipedream-async: keep one weight version per micro-batch in "
+           "flight">,
+    Option<"recompute", "recompute", "bool", /*default=*/"false",
+           "Stage-level recomputation (GPipe, FTPipe): non-sink stages keep "
+           "only their inputs and re-run their forward before the backward; "
+           "use with blocks costed under recompute=save-all">,
+    Option<"memoryGiB", "memory-gib", "double", /*default=*/"0",
+           "Overrides every device's memory in GiB (0: the device model's)">,
+    Option<"reserveMiB", "reserve-mib", "double", /*default=*/"0",
+           "Memory per device kept back for the runtime, MiB">,
+    Option<"simulate", "simulate", "bool", /*default=*/"true",
+           "Rank the final candidates by simulating the schedule">,
+    Option<"graphName", "graph", "std::string", /*default=*/"\"\"",
+           "The pipe.graph to partition (default: the only one)">,
+    Option<"placementName", "placement", "std::string",
+           /*default=*/"\"\"",
+           "Name of the new pipe.placement (default: <graph>_<algorithm>)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write a JSON report to this file">,
+    Option<"textReport", "text-report", "std::string", /*default=*/"\"-\"",
+           "Write the text report here ('-': standard error, '': nowhere)">,
+  ];
+}
+
+def PipePlace : Pass<"pipe-place", "ModuleOp"> {
+  let summary = "Groups a graph's block instances into stages on devices";
+  let description = [{
+    For every `pipe.graph` without a placement, adds `pipe.placement
+    @<graph>_placement` made by a placement algorithm from
+    lib/Scheduling/Placement.cpp. The default, `balanced`, cuts the block
+    instances, in graph order, into `devices * stages-per-device` contiguous
+    stages that minimise the most expensive stage (`#pipe.cost` forward plus
+    backward time; 1 unit per block without a cost) and puts stage k on
+    device k mod `devices`: one stage per device, or round-robin chunks for
+    `interleaved-1f1b`.
+
+    ```
+    pipe-opt model.mlir --pipe-place="devices=4 stages-per-device=2"
+    ```
+  }];
+  let options = [
+    Option<"devices", "devices", "unsigned", /*default=*/"2",
+           "Number of devices">,
+    Option<"stagesPerDevice", "stages-per-device", "unsigned",
+           /*default=*/"1", "Stages per device (round-robin)">,
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"balanced\"",
+           "Placement algorithm (registered in lib/Scheduling/Placement.cpp)">,
+    Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
+           "Device model preset or JSON file that turns FLOPs into times">,
+  ];
+}
+
+def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
+  let summary = "Writes a per-device action list for each placement";
+  let description = [{
+    For every `pipe.placement` (or only `placement`), runs the schedule
+    generator `kind` from lib/Scheduling (gpipe, 1f1b, interleaved-1f1b,
+    zb-h1, pipedream-async, mixed, l2l, and any registered later) on the
+    abstract pipeline built from the placement, the stage graph and the
+    blocks' `#pipe.cost`, and adds `pipe.schedule @<placement>_<kind>`.
+    Every kind reduces the gradients of parameters shared by several stages
+    before updating them, and has a forward-only variant.
+
+    ```
+    pipe-opt placed.mlir --pipe-schedule="kind=1f1b microbatches=8"
+    pipe-opt placed.mlir --pipe-schedule="kind=l2l microbatches=8 constant-memory=true"
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"1f1b\"",
+           "Schedule kind (a registered generator name)">,
+    Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
+           "Micro-batches per step">,
+    Option<"steps", "steps", "unsigned", /*default=*/"1",
+           "Optimizer steps covered (asynchronous kinds overlap them)">,
+    Option<"forwardOnly", "forward-only", "bool", /*default=*/"false",
+           "Forward passes only (evaluation)">,
+    Option<"weights", "weights", "std::string", /*default=*/"\"stash\"",
+           "pipedream-async: 'stash' weight versions or use 'stale' ones">,
+    Option<"constantMemory", "constant-memory", "bool", /*default=*/"false",
+           "l2l: offload boundary activations to the host">,
+    Option<"recompute", "recompute", "bool", /*default=*/"false",
+           "Recompute each stage's forward before its backward">,
+    Option<"placement", "placement", "std::string", /*default=*/"\"\"",
+           "Only schedule this placement (default: all)">,
+    Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
+           "Device model preset or JSON file that turns FLOPs into times">,
+  ];
+}
+
+def PipeVerifySchedule : Pass<"pipe-verify-schedule", "ModuleOp"> {
+  let summary = "Checks schedules by playing their action lists";
+  let description = [{
+    Plays every `pipe.schedule` as a runtime would and reports, on the
+    offending op, with its device and the reason: a required (stage,
+    micro-batch, phase) action missing or repeated, data used before it is
+    computed or received, a send without its recv or action lists that
+    deadlock, parameters used while not loaded or after release, offloaded
+    activations used before they are prefetched, a device whose peak memory
+    exceeds its capacity in the device model (or `memory-limit` bytes). The
+    IR is not changed.
+
+    ```
+    pipe-opt scheduled.mlir --pipe-verify-schedule=device-model=rtx2080ti-x8
+    ```
+  }];
+  let options = [
+    Option<"deviceModel", "device-model", "std::string", /*default=*/"\"\"",
+           "Device model preset or JSON file for the memory check (none: "
+           "no memory check unless memory-limit is set)">,
+    Option<"memoryLimit", "memory-limit", "uint64_t", /*default=*/"0",
+           "Capacity of every device in bytes (overrides the model)">,
+  ];
+}
+
+def PipeSimulate : Pass<"pipe-simulate", "ModuleOp"> {
+  let summary = "Simulates schedules on a device model";
+  let description = [{
+    Plays every `pipe.schedule` in a discrete-event simulator: one compute
+    stream per device, links with bandwidth and latency, one copy engine
+    per direction between host and device, the host optimizer. Prints step
+    time, throughput, per-device busy and bubble fractions, peak memory,
+    exposed copy time and link utilisation; optionally writes the report as
+    JSON and a Chrome trace (chrome://tracing, Perfetto) with one track per
+    compute stream, link and copy engine. The IR is not changed.
+
+    ```
+    pipe-opt scheduled.mlir --pipe-simulate="device-model=h200 trace=t.json report=r.json"
+    ```
+  }];
+  let options = [
+    Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
+           "Device model preset (h200, rtx2080ti-x8, v100-l2l) or JSON file">,
+    Option<"traceFile", "trace", "std::string", /*default=*/"\"\"",
+           "Write a Chrome trace JSON here">,
+    Option<"reportFile", "report", "std::string", /*default=*/"\"\"",
+           "Write the report as JSON here ('-' for standard output)">,
+    Option<"microbatchSize", "microbatch-size", "unsigned", /*default=*/"1",
+           "Samples per micro-batch, for throughput">,
+    Option<"ideal", "ideal", "bool", /*default=*/"false",
+           "Ignore the device model's links, copies and optimizer (free "
+           "communication), as the closed forms assume">,
+  ];
+}
 
 #endif // PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,45 @@
+//===- IRConversion.h - Pipelines and schedules from and to IR --*- C++ -*-===//
+
+#ifndef PIPE_SCHEDULING_IRCONVERSION_H
+#define PIPE_SCHEDULING_IRCONVERSION_H
+
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Dialect/Pipe/IR/StageGraph.h"
+#include "pipe/Scheduling/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::pipe {
+
+/// Seconds a block without a `#pipe.cost` takes per phase, so that small
+/// hand-written tests schedule and simulate.
+constexpr double kDefaultBlockTime = 1e-3;
+
+/// The abstract pipeline of `placement`: stage costs are the sums of their
+/// instances' `#pipe.cost` (times from `forward_time_ns`/`backward_time_ns`
+/// when measured, else FLOPs at the stage device's rate in `machine`; one
+/// kDefaultBlockTime per phase and zero bytes without a cost), edges carry
+/// the bytes of the values crossing them, and parameters read by several
+/// stages become shared. Emits diagnostics on the placement and fails when
+/// the stage graph is inconsistent or cyclic.
+FailureOr<Pipeline> buildPipeline(PlacementOp placement,
+                                  const StageGraph &stages,
+                                  const MachineModel &machine);
+
+/// Reads a schedule's actions through ActionOpInterface. Each action keeps
+/// its op for diagnostics.
+FailureOr<Schedule> readSchedule(ScheduleOp schedule, const Pipeline &pipeline,
+                                 const StageGraph &stages);
+
+/// Writes `schedule` as a `pipe.schedule` op named `name` at the builder's
+/// insertion point; transfers carry the crossing types of `stages`.
+ScheduleOp writeSchedule(OpBuilder &builder, Location loc, StringRef name,
+                         PlacementOp placement, const StageGraph &stages,
+                         const Pipeline &pipeline, const Schedule &schedule);
+
+/// Bytes of a ranked tensor with static shape (0 otherwise).
+uint64_t getTypeBytes(Type type);
+
+} // namespace mlir::pipe
+
+#endif // PIPE_SCHEDULING_IRCONVERSION_H

@@ -1,0 +1,164 @@
+//===- Pipeline.h - Abstract pipeline description for schedulers -*- C++
+//-*-===//
+//
+// What schedule generators, the schedule checker and the simulator know about
+// a placed model, independent of the IR: stages with their costs and device,
+// the stage DAG with the bytes crossing each edge, parameters shared by
+// several stages, and the machine the stages run on. Built from IR by
+// IRConversion.h, or by hand in tests and benchmarks.
+//
+// All times are seconds, all sizes bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_SCHEDULING_PIPELINE_H
+#define PIPE_SCHEDULING_PIPELINE_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+
+namespace mlir::pipe {
+
+struct ClusterModel;
+
+/// Receives one error message from a scheduling algorithm. The caller turns
+/// it into a diagnostic on the op it is working on.
+using ScheduleDiagFn = llvm::function_ref<void(const llvm::Twine &)>;
+
+/// One stage of a pipeline: the costs of one micro-batch.
+struct PipelineStage {
+  std::string name;
+  unsigned device = 0;
+  double forwardTime = 0;
+  double backwardInputTime = 0;
+  double backwardWeightTime = 0;
+  /// Bytes of the device copy of the stage's parameters, and their count
+  /// (the host optimizer's work).
+  uint64_t paramBytes = 0;
+  uint64_t paramCount = 0;
+  /// Activations kept from the forward for the backward of one micro-batch
+  /// when the stage is not recomputed.
+  uint64_t savedBytes = 0;
+  /// Bytes of the stage's inputs (what must be kept when the stage is
+  /// recomputed from its boundary) and outputs, per micro-batch.
+  uint64_t inputBytes = 0;
+  uint64_t outputBytes = 0;
+
+  double getBackwardTime() const {
+    return backwardInputTime + backwardWeightTime;
+  }
+};
+
+/// Values produced in `producer` and read in `consumer`.
+struct PipelineEdge {
+  unsigned producer = 0;
+  unsigned consumer = 0;
+  uint64_t bytes = 0;
+};
+
+/// A parameter read by several stages (tied embeddings): its gradient is
+/// reduced across them before any of them updates it.
+struct SharedParam {
+  std::string name;
+  uint64_t bytes = 0;
+  SmallVector<unsigned> stages;
+};
+
+struct Pipeline {
+  SmallVector<PipelineStage> stages;
+  SmallVector<PipelineEdge> edges;
+  SmallVector<SharedParam> sharedParams;
+  unsigned numDevices = 1;
+
+  unsigned getNumStages() const { return stages.size(); }
+  SmallVector<unsigned> getProducers(unsigned stage) const;
+  SmallVector<unsigned> getConsumers(unsigned stage) const;
+  const PipelineEdge *findEdge(unsigned producer, unsigned consumer) const;
+  /// Stages placed on `device`, by increasing index.
+  SmallVector<unsigned> getStagesOnDevice(unsigned device) const;
+  /// Stage indices in a topological order (requires validate() to pass).
+  SmallVector<unsigned> getTopologicalOrder() const;
+  /// Longest path, counted in stages, from a source to `stage` (0 for
+  /// sources) and from `stage` to a sink (1 for sinks).
+  SmallVector<unsigned> getDepths() const;
+  SmallVector<unsigned> getHeights() const;
+  /// Indices into sharedParams of the parameters `stage` reads.
+  SmallVector<unsigned> getSharedParamsOf(unsigned stage) const;
+
+  /// Checks devices, edges and acyclicity; reports the first problem.
+  LogicalResult validate(ScheduleDiagFn diag) const;
+
+  /// A chain of `numStages` stages with equal costs, stage i on device
+  /// i % numDevices (round-robin), for tests and closed-form checks.
+  static Pipeline makeChain(unsigned numStages, unsigned numDevices,
+                            double forwardTime, double backwardInputTime,
+                            double backwardWeightTime, uint64_t savedBytes = 0,
+                            uint64_t edgeBytes = 0, uint64_t paramBytes = 0);
+};
+
+/// The hardware facts the simulator and the memory check use, flattened
+/// from the device model (ClusterModel) so that tests can write them down.
+struct MachineModel {
+  struct Device {
+    uint64_t memoryBytes = std::numeric_limits<uint64_t>::max();
+    /// Sustained compute rate used to turn FLOPs into times.
+    double flops = 1e12;
+    /// Device memory bandwidth, used for the on-device optimizer step
+    /// (0: the update is free).
+    double memoryBandwidth = 0;
+  };
+  struct Link {
+    /// bytes/s; 0 means infinitely fast.
+    double bandwidth = 0;
+    double latency = 0;
+    double getTime(double bytes) const {
+      return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
+    }
+  };
+
+  std::string name = "ideal";
+  SmallVector<Device> devices;
+  Link defaultLink;
+  std::map<std::pair<unsigned, unsigned>, Link> links;
+  /// Host<->device copy engines (pinned memory), one per direction.
+  Link hostToDevice, deviceToHost;
+  /// Host optimizer throughput in parameters/s (0: free).
+  double optimizerParamsPerSecond = 0;
+  /// Device-side optimizer: bytes of state read and written per parameter
+  /// (Adam: weight, gradient, two moments; read and write).
+  double updateBytesPerParam = 32;
+  /// Extra device memory per parameter held by stages that keep their
+  /// parameters resident and update them on the device (gradient and two
+  /// fp32 Adam moments), beyond the parameters themselves.
+  double residentBytesPerParam = 10;
+
+  const Link &getLink(unsigned from, unsigned to) const;
+  const Device &getDevice(unsigned index) const;
+
+  /// Infinite memory, free communication and free optimizer: what the
+  /// closed forms of the schedules assume.
+  static MachineModel makeIdeal(unsigned numDevices);
+  /// Flattens a device model; `numDevices` copies of device 0 when the
+  /// model has fewer devices than the pipeline needs.
+  static MachineModel fromCluster(const ClusterModel &cluster,
+                                  unsigned numDevices,
+                                  llvm::StringRef dtype = "bf16");
+  /// fromCluster of a device model preset name or JSON file path.
+  static FailureOr<MachineModel> lookup(llvm::StringRef presetNameOrPath,
+                                        unsigned numDevices,
+                                        ScheduleDiagFn diag);
+};
+
+} // namespace mlir::pipe
+
+#endif // PIPE_SCHEDULING_PIPELINE_H

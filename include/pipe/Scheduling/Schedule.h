@@ -1,0 +1,150 @@
+//===- Schedule.h - Per-device action lists, independent of IR --*- C++ -*-===//
+//
+// The abstract form of a `pipe.schedule`: for every device an ordered list of
+// actions mirroring the schedule ops one to one. Generators produce it, the
+// checker and the simulator play it, and IRConversion.h turns it into IR and
+// back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_SCHEDULING_SCHEDULE_H
+#define PIPE_SCHEDULING_SCHEDULE_H
+
+#include "pipe/Scheduling/Pipeline.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
+namespace mlir::pipe {
+
+enum class ActionKind {
+  Forward,
+  Backward,
+  BackwardInput,
+  BackwardWeight,
+  Recompute,
+  Send,
+  Recv,
+  Load,
+  Release,
+  Push,
+  HostUpdate,
+  Offload,
+  Prefetch,
+  Update,
+  ReduceGrad,
+  Wait,
+};
+
+/// The op mnemonic of an action kind ("forward", "ps.load", ...).
+llvm::StringRef getActionName(ActionKind kind);
+/// Forward, Backward, BackwardInput, BackwardWeight, Recompute.
+bool isComputeAction(ActionKind kind);
+/// Actions that produce a completion token.
+bool producesToken(ActionKind kind);
+
+struct ScheduleAction {
+  ActionKind kind = ActionKind::Forward;
+  /// The stage the action works on, on this device (the sender of a send,
+  /// the receiver of a recv); -1 when none.
+  int stage = -1;
+  /// Transfers: the two stages and what is carried. Activations go from
+  /// producer to consumer, gradients back from consumer to producer.
+  int src = -1, dst = -1;
+  bool gradient = false;
+  int microbatch = -1;
+  unsigned step = 0;
+  /// Weight version used by asynchronous schedules; -1 when not recorded.
+  int version = -1;
+  /// ReduceGrad: index into Pipeline::sharedParams.
+  int param = -1;
+  /// The token this action produces (unique per device), or -1.
+  int token = -1;
+  /// Wait: the tokens it waits on.
+  SmallVector<int, 4> waits;
+  /// Where the action came from when read from IR (for diagnostics).
+  Operation *op = nullptr;
+
+  /// "forward @s1 mb 3" style description, for diagnostics.
+  std::string describe(const Pipeline &pipeline) const;
+};
+
+struct Schedule {
+  std::string kind;
+  unsigned microbatches = 1;
+  unsigned steps = 1;
+  bool forwardOnly = false;
+  SmallVector<SmallVector<ScheduleAction>> devices;
+
+  unsigned getNumDevices() const { return devices.size(); }
+  /// Counts actions of `kind` on `device` (all devices when -1).
+  unsigned count(ActionKind kind, int device = -1) const;
+};
+
+/// One entry of a device's compute order, before communication is added.
+struct ComputeItem {
+  ActionKind kind = ActionKind::Forward;
+  unsigned stage = 0;
+  unsigned microbatch = 0;
+  unsigned step = 0;
+  int version = -1;
+};
+
+/// Helps generators write well-formed action lists: token numbering, waits
+/// that consume every token exactly once, and the sends and receives that a
+/// compute order implies.
+class ScheduleBuilder {
+public:
+  ScheduleBuilder(const Pipeline &pipeline, llvm::StringRef kind,
+                  unsigned microbatches, unsigned steps, bool forwardOnly);
+
+  /// Appends an action to `device`; gives it a token when its kind produces
+  /// one and returns that token (-1 otherwise).
+  int append(unsigned device, ScheduleAction action);
+  int append(unsigned device, ActionKind kind, int stage, int microbatch = -1,
+             unsigned step = 0);
+  void wait(unsigned device, ArrayRef<int> tokens);
+  /// Remembers a token to wait on at the next flush of `device`.
+  void defer(unsigned device, int token);
+  void flush(unsigned device);
+
+  /// Appends a compute item with the transfers it needs: a receive and wait
+  /// for each input from a stage on another device before it, a send of its
+  /// outputs (deferred wait) after it. Stages on the same device exchange
+  /// nothing.
+  void compute(const ComputeItem &item);
+  /// The end of a synchronous step on `device`: waits for outstanding
+  /// transfers, reduces shared gradients, updates each local stage.
+  void finishStep(unsigned device, unsigned step);
+  /// Reduces the shared parameters `stage` reads that are not yet reduced in
+  /// `step` on its device.
+  void reduceSharedFor(unsigned stage, unsigned step);
+
+  /// Flushes every device and returns the schedule.
+  Schedule take();
+
+  const Pipeline &getPipeline() const { return pipeline; }
+
+private:
+  const Pipeline &pipeline;
+  Schedule schedule;
+  SmallVector<int> nextToken;
+  SmallVector<SmallVector<int>> pending;
+  std::map<std::pair<unsigned, unsigned>, llvm::SmallVector<bool>> reduced;
+};
+
+/// Turns per-device compute orders into a schedule with
+/// ScheduleBuilder::compute, inserting recomputes before backwards when
+/// `recompute` is set (never on sink stages, whose forward just ran), and
+/// the end of each step after the device's last item of that step.
+Schedule lowerComputeOrders(const Pipeline &pipeline, llvm::StringRef kind,
+                            unsigned microbatches, unsigned steps,
+                            bool forwardOnly, bool recompute,
+                            ArrayRef<SmallVector<ComputeItem>> orders);
+
+} // namespace mlir::pipe
+
+#endif // PIPE_SCHEDULING_SCHEDULE_H

@@ -1,0 +1,99 @@
+//===- ScheduleGenerator.h - Schedule generators and their registry -*- C++
+//-*-===//
+//
+// A schedule generator turns a Pipeline into per-device action lists. Each
+// kind lives in one file of lib/Scheduling (or anywhere linked into the
+// library) and is made known by one line in Generators.def; see
+// docs/tutorial-new-schedule.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_SCHEDULING_SCHEDULEGENERATOR_H
+#define PIPE_SCHEDULING_SCHEDULEGENERATOR_H
+
+#include "pipe/Scheduling/Schedule.h"
+
+#include <array>
+#include <functional>
+#include <memory>
+
+namespace mlir::pipe {
+
+struct ScheduleOptions {
+  unsigned microbatches = 8;
+  /// Optimizer steps covered; asynchronous kinds overlap them.
+  unsigned steps = 1;
+  bool forwardOnly = false;
+  /// Asynchronous schedules: keep the weight version each micro-batch's
+  /// forward used for its backward (stash) or use the latest (stale).
+  bool stashWeights = true;
+  /// L2L: keep boundary activations on the host between forward and
+  /// backward.
+  bool constantMemory = false;
+  /// Recompute each stage's forward before its backward (not on sinks).
+  bool recompute = false;
+};
+
+class ScheduleGenerator {
+public:
+  virtual ~ScheduleGenerator();
+  virtual llvm::StringRef getName() const = 0;
+  /// Builds the schedule or reports why the pipeline does not suit this
+  /// kind through `diag` and fails.
+  virtual FailureOr<Schedule> generate(const Pipeline &pipeline,
+                                       const ScheduleOptions &options,
+                                       ScheduleDiagFn diag) const = 0;
+};
+
+using ScheduleGeneratorFactory =
+    std::function<std::unique_ptr<ScheduleGenerator>()>;
+
+/// Adds a kind at run time (the built-in kinds of Generators.def are always
+/// there). Returns false when the name is taken.
+bool registerScheduleGenerator(llvm::StringRef name,
+                               ScheduleGeneratorFactory factory);
+/// The generator for `name`, or null.
+std::unique_ptr<ScheduleGenerator>
+createScheduleGenerator(llvm::StringRef name);
+/// Registered names, sorted.
+SmallVector<std::string> getScheduleGeneratorNames();
+
+/// Looks `kind` up, checks the pipeline and options common to every kind
+/// and generates.
+FailureOr<Schedule> generateSchedule(llvm::StringRef kind,
+                                     const Pipeline &pipeline,
+                                     const ScheduleOptions &options,
+                                     ScheduleDiagFn diag);
+
+// Declarations of the built-in factories.
+#define PIPE_SCHEDULE_GENERATOR(NAME, FACTORY)                                 \
+  std::unique_ptr<ScheduleGenerator> FACTORY();
+#include "pipe/Scheduling/Generators.def"
+
+//===----------------------------------------------------------------------===//
+// List scheduling: the engine behind most pipelined kinds
+//===----------------------------------------------------------------------===//
+
+/// How a greedy list scheduler orders the compute tasks of every device.
+/// It plays the pipeline with its stage times and free communication; when
+/// a device is idle it starts, among the tasks whose inputs are ready, the
+/// one `priority` ranks lowest, never letting more than `maxInFlight(stage)`
+/// micro-batches be between their forward and their (weight-)backward.
+struct ListSchedulingPolicy {
+  /// Backward split into input and weight parts.
+  bool splitBackward = false;
+  bool forwardOnly = false;
+  /// Per stage; 0 means unlimited.
+  std::function<unsigned(unsigned stage)> maxInFlight;
+  /// Smaller is preferred; compared lexicographically.
+  std::function<std::array<int64_t, 4>(const ComputeItem &)> priority;
+};
+
+/// Per-device compute orders for one step.
+SmallVector<SmallVector<ComputeItem>>
+listSchedule(const Pipeline &pipeline, unsigned microbatches,
+             const ListSchedulingPolicy &policy, unsigned step = 0);
+
+} // namespace mlir::pipe
+
+#endif // PIPE_SCHEDULING_SCHEDULEGENERATOR_H

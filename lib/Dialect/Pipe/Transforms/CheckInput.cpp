@@ -1,0 +1,214 @@
+//===- CheckInput.cpp - Checks the linalg-on-tensors input contract -------===//
+//
+// The rest of the compiler (parameter lifting, block formation, costs,
+// autodiff) only understands tensor-level linalg IR on static shapes, as
+// torch-mlir's linalg-on-tensors backend produces it. This pass rejects
+// everything else up front, with the op's location and the way around it,
+// rather than letting a later pass fail on something it never expected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPECHECKINPUT
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// Dialects whose every op is accepted.
+static bool isAcceptedDialect(StringRef dialect) {
+  return llvm::is_contained({"builtin", "func", "linalg", "tensor", "arith",
+                             "math", "scf", "cf", "ml_program", "pipe"},
+                            dialect);
+}
+
+/// Single ops of otherwise rejected dialects that torch-mlir's output uses:
+/// index arithmetic (tensor.pad, slicing) and tensor allocation.
+static bool isAcceptedOp(StringRef name) {
+  return llvm::is_contained({"affine.apply", "affine.min", "affine.max",
+                             "bufferization.alloc_tensor"},
+                            name);
+}
+
+/// Emits the diagnostic for a rejected op, with the way around it where one
+/// is known.
+static void reportOp(Operation *op) {
+  StringRef dialect = op->getName().getDialectNamespace();
+  StringRef name = op->getName().getStringRef();
+  InFlightDiagnostic diag = op->emitOpError();
+  if (dialect == "tosa") {
+    diag << "is TOSA, which is not accepted directly: run --pipe-import-tosa "
+            "first to lower it to linalg-on-tensors";
+  } else if (dialect == "torch" || dialect == "torch_c") {
+    diag << "is torch dialect IR: lower it to linalg-on-tensors first "
+            "(torch_mlir.fx.export_and_import(..., "
+            "output_type=\"linalg-on-tensors\"))";
+  } else if (dialect == "stablehlo" || dialect == "chlo" || dialect == "mhlo") {
+    diag << "is StableHLO: lower it to linalg-on-tensors first (export from "
+            "torch-mlir with output_type=\"linalg-on-tensors\", or legalize "
+            "StableHLO to linalg)";
+  } else if (name == "tm_tensor.attention") {
+    diag << "(fused attention) is not supported: export with torch-mlir's "
+            "default decompositions or eager attention (e.g. "
+            "attn_implementation=\"eager\"), so that attention becomes "
+            "matmuls and a softmax";
+  } else if (dialect == "tm_tensor") {
+    diag << "is not supported: export with torch-mlir's default "
+            "decompositions so that it becomes linalg";
+  } else if (llvm::is_contained({"memref", "bufferization", "gpu", "vector",
+                                 "llvm", "nvvm", "async"},
+                                dialect)) {
+    diag << "belongs to buffer-level or lowered IR: the input must be "
+            "tensor-level IR, before bufferization and lowering";
+  } else {
+    diag << "is not part of the accepted input (linalg-on-tensors: builtin, "
+            "func, linalg, tensor, arith, math, scf, cf, ml_program and pipe "
+            "ops)";
+  }
+}
+
+/// Why `type` is not accepted as the type of a value, or an empty string.
+static std::string checkType(Type type) {
+  if (type.isIntOrIndexOrFloat())
+    return {};
+  // Tokens and other types of the pipe dialect.
+  if (type.getDialect().getNamespace() == "pipe")
+    return {};
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
+  if (isa<UnrankedTensorType>(type)) {
+    os << "has unranked type '" << type
+       << "': export the model with static shapes";
+  } else if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      os << "has dynamically shaped type '" << type
+         << "': export the model with static shapes (no dynamic dimensions)";
+    else if (!tensor.getElementType().isIntOrIndexOrFloat())
+      os << "has type '" << type
+         << "' whose elements are not integers or floats";
+    else if (tensor.getEncoding())
+      os << "has type '" << type << "' with an encoding (sparse tensors are "
+         << "not supported)";
+  } else {
+    os << "has unsupported type '" << type
+       << "': the input must use ranked, statically shaped tensors of "
+          "integers or floats, and scalars";
+  }
+  return reason;
+}
+
+namespace {
+struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool ok = true;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == module.getOperation())
+        return WalkResult::advance();
+      StringRef name = op->getName().getStringRef();
+      if (!isAcceptedDialect(op->getName().getDialectNamespace()) &&
+          !isAcceptedOp(name)) {
+        reportOp(op);
+        ok = false;
+        // The op's own error says it all: nothing inside it is checked.
+        return WalkResult::skip();
+      }
+      ok &= succeeded(checkOpTypes(op));
+      return WalkResult::advance();
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+
+  LogicalResult checkOpTypes(Operation *op) {
+    bool ok = true;
+    // `what` names the value; it is only built when there is an error.
+    auto report = [&](Location loc, llvm::function_ref<std::string()> what,
+                      Type type) {
+      std::string reason = checkType(type);
+      if (reason.empty())
+        return;
+      mlir::emitError(loc) << what() << " " << reason;
+      ok = false;
+    };
+
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      if (func.isExternal()) {
+        func.emitOpError("@")
+            << func.getSymName()
+            << " is a declaration without a body: the whole model must be "
+               "defined in the module";
+        return failure();
+      }
+      // Arguments are checked as block arguments below; results only appear
+      // in the signature.
+      for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+        report(
+            func.getLoc(),
+            [&] {
+              return ("result #" + Twine(index) + " of function @" +
+                      func.getSymName())
+                  .str();
+            },
+            type);
+    }
+    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
+      report(
+          global.getLoc(),
+          [&] { return ("global @" + global.getSymName()).str(); },
+          global.getType());
+
+    for (OpResult result : op->getResults())
+      report(
+          op->getLoc(),
+          [&] {
+            return "'" + op->getName().getStringRef().str() + "' op result " +
+                   describe(result);
+          },
+          result.getType());
+
+    for (Region &region : op->getRegions()) {
+      for (Block &block : region) {
+        for (BlockArgument arg : block.getArguments()) {
+          auto what = [&]() -> std::string {
+            if (auto func = dyn_cast<func::FuncOp>(op);
+                func && &block == &func.getBody().front())
+              return ("argument " + describe(arg) + " of function @" +
+                      func.getSymName())
+                  .str();
+            return "'" + op->getName().getStringRef().str() +
+                   "' op block argument " + describe(arg);
+          };
+          Location loc = arg.getLoc();
+          if (isa<UnknownLoc>(loc))
+            loc = op->getLoc();
+          report(loc, what, arg.getType());
+        }
+      }
+    }
+    return success(ok);
+  }
+
+  /// `%name (#index)`: how a value is printed, so it can be found in the IR.
+  /// Only called on error paths, where the cost of numbering does not matter.
+  static std::string describe(Value value) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    value.printAsOperand(os, OpPrintingFlags());
+    unsigned index = isa<OpResult>(value)
+                         ? cast<OpResult>(value).getResultNumber()
+                         : cast<BlockArgument>(value).getArgNumber();
+    os << " (#" << index << ")";
+    return text;
+  }
+};
+} // namespace

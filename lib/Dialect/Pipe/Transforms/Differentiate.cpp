@@ -1,0 +1,129 @@
+//===- Differentiate.cpp - Backward blocks for every forward block --------===//
+//
+// The pass driver around lib/Autodiff: picks the blocks the graphs run,
+// resolves each block's recompute policy, differentiates it, updates the
+// graph's runs when save-all adds saved-activation results, and marks the
+// graph's scalar result as the loss (cotangent 1.0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Autodiff/Autodiff.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPEDIFFERENTIATE
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+using namespace mlir::pipe::autodiff;
+
+namespace {
+
+/// Rebuilds `run` so that its results match its callee's (extended) results.
+void updateRun(RunOp run, BlockOp callee) {
+  ArrayRef<Type> types = callee.getResultTypes();
+  if (llvm::equal(run.getResultTypes(), types))
+    return;
+  OpBuilder b(run);
+  auto newRun =
+      RunOp::create(b, run.getLoc(), types, run.getInstanceAttr(),
+                    run.getCalleeAttr(), run.getInputs(), run.getParamsAttr());
+  newRun->setDiscardableAttrs(run->getDiscardableAttrDictionary());
+  for (auto [oldResult, newResult] :
+       llvm::zip(run.getResults(), newRun.getResults()))
+    oldResult.replaceAllUsesWith(newResult);
+  run.erase();
+}
+
+struct DifferentiatePass
+    : public pipe::impl::PipeDifferentiateBase<DifferentiatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<RecomputePolicy> defaultPolicy =
+        parseRecomputePolicy(recompute);
+    if (!defaultPolicy) {
+      module.emitError("pipe-differentiate: unknown recompute policy '")
+          << recompute << "'; expected save-all, save-inputs or recompute";
+      return signalPassFailure();
+    }
+
+    SymbolTable symbols(module);
+    llvm::SetVector<BlockOp> blocks;
+    SmallVector<GraphOp> graphs;
+    for (GraphOp graph : module.getOps<GraphOp>()) {
+      graphs.push_back(graph);
+      for (RunOp run : graph.getBody().getOps<RunOp>()) {
+        auto block = symbols.lookup<BlockOp>(run.getCallee());
+        if (!block) {
+          run.emitOpError("'")
+              << run.getCallee() << "' does not reference a pipe.block";
+          return signalPassFailure();
+        }
+        blocks.insert(block);
+      }
+    }
+
+    bool failed = false;
+    for (BlockOp block : blocks) {
+      // Already differentiated (the pass is idempotent).
+      if (block->hasAttr(kSavedResultsAttr))
+        continue;
+      RecomputePolicy policy = *defaultPolicy;
+      if (Attribute attr = block->getAttr(kRecomputeAttr)) {
+        auto text = dyn_cast<StringAttr>(attr);
+        std::optional<RecomputePolicy> parsed =
+            text ? parseRecomputePolicy(text.getValue()) : std::nullopt;
+        if (!parsed) {
+          block.emitOpError("has ")
+              << kRecomputeAttr << " = " << attr
+              << "; expected \"save-all\", \"save-inputs\" or \"recompute\"";
+          failed = true;
+          continue;
+        }
+        policy = *parsed;
+      }
+      if (mlir::failed(differentiateBlock(block, policy)))
+        failed = true;
+    }
+    if (failed)
+      return signalPassFailure();
+
+    for (GraphOp graph : graphs) {
+      for (RunOp run :
+           llvm::make_early_inc_range(graph.getBody().getOps<RunOp>()))
+        updateRun(run, symbols.lookup<BlockOp>(run.getCallee()));
+      if (mlir::failed(markLoss(graph)))
+        return signalPassFailure();
+    }
+  }
+
+  /// The graph's only result is the loss; its cotangent is 1.0.
+  LogicalResult markLoss(GraphOp graph) {
+    ArrayRef<Type> results = graph.getResultTypes();
+    auto type = results.size() == 1
+                    ? dyn_cast<RankedTensorType>(results.front())
+                    : RankedTensorType();
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        !type.hasStaticShape() || type.getNumElements() != 1)
+      return graph.emitOpError("must return exactly one scalar float loss "
+                               "(a one-element tensor) to be differentiated");
+    graph.setResultAttr(0, kLossSeedAttr,
+                        FloatAttr::get(type.getElementType(), 1.0));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,543 @@
+//===- LiftParams.cpp - Lifts trainable weights into pipe.param symbols ---===//
+//
+// Front ends hand over weights in three shapes: constants (torch-mlir's
+// `dense_resource` literals, TOSA's consts after import), `ml_program`
+// globals, or function arguments. Training needs them as named, mutable
+// state that several blocks can read, so they become `pipe.param` symbols
+// read through `pipe.get_param`. The identity of a weight is its constant
+// op, its blob or its global, never its contents: tied embeddings read one
+// weight in several places and stay one parameter, while two layers that
+// happen to be initialised alike stay two.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParamData.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPELIFTPARAMS
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// The discardable attribute that asks for a constant, global or argument
+/// to be lifted (a string names the parameter).
+static constexpr StringLiteral kParamAttr = "pipe.param";
+/// Where a lifted parameter came from, kept on the `pipe.param`.
+static constexpr StringLiteral kSourceAttr = "pipe.source";
+
+/// The first name in a location: a NameLoc's, or one nested in a fused or
+/// call-site location.
+static std::optional<StringRef> getLocName(Location loc) {
+  std::optional<StringRef> found;
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner)) {
+      found = name.getName().getValue();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Turns a derived name into a bare MLIR identifier, so that it prints
+/// without quotes: letters, digits, `_`, `$` and `.`, not starting with a
+/// digit. Names the user gave explicitly are kept as they are.
+static std::string sanitize(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out.push_back(llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' ? c
+                                                                       : '_');
+  if (out.empty() || !(llvm::isAlpha(out[0]) || out[0] == '_'))
+    out.insert(out.begin(), 'p');
+  return out;
+}
+
+namespace {
+/// One parameter to create.
+struct Lifted {
+  RankedTensorType type;
+  /// The initial value, null where there is none.
+  ElementsAttr init;
+  Location loc;
+  /// The name the user asked for, if any.
+  std::optional<std::string> explicitName;
+  /// A derived name (from a location, a resource key or a global), if any.
+  std::optional<std::string> derivedName;
+  std::string source;
+  /// The resource key or global name that a names file may map.
+  std::string key;
+  /// Filled in when names are assigned.
+  std::string name;
+
+  /// What to replace with `pipe.get_param`.
+  SmallVector<arith::ConstantOp> constants;
+  ml_program::GlobalOp global;
+  SmallVector<Operation *> loads;
+  func::FuncOp func;
+  unsigned argIndex = 0;
+};
+
+struct LiftParamsPass : public pipe::impl::PipeLiftParamsBase<LiftParamsPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Checks a dense_resource value; nullopt when it is missing and
+  /// init-missing allows lifting it without a value, failure on error.
+  FailureOr<ElementsAttr> checkResource(DenseResourceElementsAttr value,
+                                        StringRef what, Location loc);
+  /// Finds the function that param-args refers to, checking the indices.
+  LogicalResult resolveEntry(ModuleOp module);
+  LogicalResult collectGlobals(ModuleOp module);
+  LogicalResult collectConstants(ModuleOp module);
+  LogicalResult collectArguments(ModuleOp module);
+  /// Reads the `names` file into `namesByKey`.
+  LogicalResult readNames(ModuleOp module);
+  LogicalResult assignNames(ModuleOp module);
+  void rewrite(ModuleOp module);
+
+  std::vector<Lifted> lifted;
+  func::FuncOp entryFunc;
+  llvm::StringMap<std::string> namesByKey;
+};
+} // namespace
+
+FailureOr<ElementsAttr>
+LiftParamsPass::checkResource(DenseResourceElementsAttr value, StringRef what,
+                              Location loc) {
+  StringRef key = value.getRawHandle().getKey();
+  const AsmResourceBlob *blob = getBlob(value);
+  if (!blob) {
+    if (initMissing)
+      return ElementsAttr();
+    return emitError(loc) << "weight " << what
+                          << " has no data: its dense_resource blob '" << key
+                          << "' is missing from the module's "
+                             "dialect_resources (elided?); pass "
+                             "init-missing=true to lift it without an "
+                             "initial value";
+  }
+  std::optional<uint64_t> bytes = getTensorBytes(value.getType());
+  if (bytes && blob->getData().size() != *bytes)
+    return emitError(loc) << "weight " << what << " has a dense_resource blob '"
+                          << key << "' of " << blob->getData().size()
+                          << " bytes, but " << value.getType() << " needs "
+                          << *bytes << " bytes";
+  return ElementsAttr(value);
+}
+
+LogicalResult LiftParamsPass::collectGlobals(ModuleOp module) {
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    Attribute request = global->getAttr(kParamAttr);
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    bool isFloatTensor = type && isa<FloatType>(type.getElementType());
+    if (!request && !isFloatTensor)
+      continue; // @global_seed and other integer state.
+
+    // A weight is only read; a global that is stored to is state that the
+    // model itself updates (running statistics, caches), not a parameter.
+    SmallVector<Operation *> loads;
+    bool onlyLoads = true;
+    if (std::optional<SymbolTable::UseRange> uses =
+            SymbolTable::getSymbolUses(global, module)) {
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        Operation *user = use.getUser();
+        if (isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(user))
+          loads.push_back(user);
+        else
+          onlyLoads = false;
+      }
+    } else {
+      onlyLoads = false;
+    }
+    if (!onlyLoads || loads.empty()) {
+      if (request)
+        return global.emitOpError("@")
+               << global.getSymName() << " is marked pipe.param but is "
+               << (loads.empty() && onlyLoads ? "never read"
+                                              : "not only read by "
+                                                "global_load/global_load_const")
+               << ", so it cannot become a parameter";
+      continue;
+    }
+    if (!type || !type.hasStaticShape())
+      return global.emitOpError("@")
+             << global.getSymName() << " of type " << global.getType()
+             << " cannot become a parameter: it needs a static tensor type";
+
+    Lifted param{type, ElementsAttr(), global.getLoc()};
+    std::string what = ("global @" + global.getSymName()).str();
+    std::optional<Attribute> value = global.getValue();
+    if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(
+            value.value_or(Attribute()))) {
+      FailureOr<ElementsAttr> init =
+          checkResource(resource, what, global.getLoc());
+      if (failed(init))
+        return failure();
+      param.init = *init;
+    } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(
+                   value.value_or(Attribute()))) {
+      param.init = dense;
+    } else if (!initMissing) {
+      // No value, or #ml_program.extern: initialised elsewhere.
+      return global.emitOpError("@")
+             << global.getSymName()
+             << " has no initial value in the module; pass init-missing=true "
+                "to lift it without one";
+    }
+    if (auto name = dyn_cast_or_null<StringAttr>(request))
+      param.explicitName = name.str();
+    param.derivedName = global.getSymName().str();
+    param.source = ("global:@" + global.getSymName()).str();
+    param.key = global.getSymName().str();
+    param.global = global;
+    param.loads = std::move(loads);
+    lifted.push_back(std::move(param));
+  }
+  return success();
+}
+
+LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
+  // One parameter per dense_resource value, however many constants read it:
+  // the blob is one stored tensor.
+  llvm::DenseMap<Attribute, unsigned> byResource;
+  WalkResult result = module.walk([&](arith::ConstantOp constant) {
+    if (!constant->getParentOfType<func::FuncOp>())
+      return WalkResult::advance();
+    Attribute request = constant->getAttr(kParamAttr);
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (request && (!type || !type.getElementType().isIntOrIndexOrFloat())) {
+      constant.emitOpError("is marked pipe.param but its type ")
+          << constant.getType() << " is not a tensor of integers or floats";
+      return WalkResult::interrupt();
+    }
+    if (!type)
+      return WalkResult::advance();
+    auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+
+    if (!request) {
+      if (!isa<FloatType>(type.getElementType()) ||
+          type.getNumElements() < minElements)
+        return WalkResult::advance();
+      if (!resource && !(dense && (!dense.isSplat() || liftSplats)))
+        return WalkResult::advance();
+    } else if (!resource && !dense) {
+      constant.emitOpError("is marked pipe.param but its value is neither "
+                           "dense nor dense_resource");
+      return WalkResult::interrupt();
+    }
+
+    std::optional<std::string> explicitName;
+    if (auto name = dyn_cast_or_null<StringAttr>(request))
+      explicitName = name.str();
+
+    if (resource) {
+      auto [it, inserted] = byResource.try_emplace(resource, lifted.size());
+      if (!inserted) {
+        Lifted &param = lifted[it->second];
+        if (explicitName && param.explicitName &&
+            *explicitName != *param.explicitName) {
+          constant.emitOpError("names dense_resource '")
+              << resource.getRawHandle().getKey() << "' pipe.param \""
+              << *explicitName << "\", but it is already named \""
+              << *param.explicitName << "\"";
+          return WalkResult::interrupt();
+        }
+        if (explicitName)
+          param.explicitName = explicitName;
+        param.constants.push_back(constant);
+        return WalkResult::advance();
+      }
+    }
+
+    Lifted param{type, ElementsAttr(), constant.getLoc()};
+    param.explicitName = explicitName;
+    if (std::optional<StringRef> locName = getLocName(constant.getLoc()))
+      param.derivedName = sanitize(*locName);
+    if (resource) {
+      StringRef key = resource.getRawHandle().getKey();
+      std::string what =
+          ("'" + (explicitName ? *explicitName : key) + "'").str();
+      FailureOr<ElementsAttr> init =
+          checkResource(resource, what, constant.getLoc());
+      if (failed(init))
+        return WalkResult::interrupt();
+      param.init = *init;
+      if (!param.derivedName)
+        param.derivedName = sanitize(key);
+      param.source = ("resource:" + key).str();
+      param.key = key.str();
+    } else {
+      param.init = dense;
+      param.source = "constant";
+    }
+    param.constants.push_back(constant);
+    lifted.push_back(std::move(param));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult LiftParamsPass::resolveEntry(ModuleOp module) {
+  entryFunc = nullptr;
+  if (!paramArgs.empty()) {
+    if (!entry.empty()) {
+      entryFunc = module.lookupSymbol<func::FuncOp>(entry);
+      if (!entryFunc || entryFunc.isExternal())
+        return module.emitError("param-args: no function @")
+               << entry << " with a body in the module";
+    } else {
+      for (auto func : module.getOps<func::FuncOp>()) {
+        if (func.isExternal() || func.isPrivate())
+          continue;
+        if (entryFunc)
+          return module.emitError("param-args: several public functions (@")
+                 << entryFunc.getSymName() << ", @" << func.getSymName()
+                 << "); name one with entry=<function>";
+        entryFunc = func;
+      }
+      if (!entryFunc)
+        return module.emitError("param-args: no public function with a body");
+    }
+    for (unsigned index : paramArgs)
+      if (index >= entryFunc.getNumArguments())
+        return entryFunc.emitOpError("param-args: argument index ")
+               << index << " is out of range: @" << entryFunc.getSymName()
+               << " has " << entryFunc.getNumArguments() << " arguments";
+  }
+  return success();
+}
+
+LogicalResult LiftParamsPass::collectArguments(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    for (unsigned index = 0, e = func.getNumArguments(); index < e; ++index) {
+      Attribute request = func.getArgAttr(index, kParamAttr);
+      bool listed = func == entryFunc && llvm::is_contained(paramArgs, index);
+      if (!request && !listed)
+        continue;
+      BlockArgument arg = func.getArgument(index);
+      Location loc =
+          isa<UnknownLoc>(arg.getLoc()) ? func.getLoc() : arg.getLoc();
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !type.hasStaticShape() ||
+          !type.getElementType().isIntOrIndexOrFloat())
+        return emitError(loc)
+               << "argument #" << index << " of @" << func.getSymName()
+               << " of type " << arg.getType()
+               << " cannot become a parameter: it needs a "
+                  "static tensor type of integers or floats";
+      // Dropping the argument would silently change what callers pass.
+      if (!SymbolTable::symbolKnownUseEmpty(func, module))
+        return emitError(loc)
+               << "argument #" << index << " of @" << func.getSymName()
+               << " cannot become a parameter: @" << func.getSymName()
+               << " is called from within the module";
+
+      Lifted param{type, ElementsAttr(), loc};
+      if (auto name = dyn_cast_or_null<StringAttr>(request))
+        param.explicitName = name.str();
+      if (std::optional<StringRef> locName = getLocName(arg.getLoc()))
+        param.derivedName = sanitize(*locName);
+      param.source =
+          ("argument:@" + func.getSymName() + ":" + Twine(index)).str();
+      param.func = func;
+      param.argIndex = index;
+      lifted.push_back(std::move(param));
+    }
+  }
+  return success();
+}
+
+LogicalResult LiftParamsPass::readNames(ModuleOp module) {
+  namesByKey.clear();
+  if (names.empty())
+    return success();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(names, /*IsText=*/true);
+  if (!buffer)
+    return module.emitError("names: cannot read '")
+           << names << "': " << buffer.getError().message();
+  // One weight per line: its name first, the key it replaces last (so that
+  // `pipe-gen --list-params` output, "name [shape] key", works as it is).
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (auto [index, line] : llvm::enumerate(lines)) {
+    line = line.trim();
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    SmallVector<StringRef> tokens;
+    line.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+    if (tokens.size() < 2)
+      return module.emitError("names: ")
+             << names << ":" << index + 1
+             << ": expected '<parameter name> ... <resource key or global "
+                "name>', got '"
+             << line << "'";
+    auto [it, inserted] =
+        namesByKey.try_emplace(tokens.back().trim(), tokens.front().str());
+    if (!inserted && it->second != tokens.front())
+      return module.emitError("names: ")
+             << names << ":" << index + 1 << ": key '" << tokens.back()
+             << "' is already named '" << it->second << "'";
+  }
+  return success();
+}
+
+LogicalResult LiftParamsPass::assignNames(ModuleOp module) {
+  // Every symbol that stays is taken; the globals being lifted give their
+  // names up to their parameters.
+  llvm::StringSet<> used;
+  llvm::SmallPtrSet<Operation *, 8> liftedGlobals;
+  for (Lifted &param : lifted)
+    if (param.global)
+      liftedGlobals.insert(param.global);
+  for (Operation &op : module.getBody()->getOperations())
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+        name && !liftedGlobals.contains(&op))
+      used.insert(name.getValue());
+
+  // Names the user gave come first and must be free: pipe.param
+  // attributes, then the names file.
+  for (Lifted &param : lifted) {
+    if (param.explicitName || param.key.empty())
+      continue;
+    auto it = namesByKey.find(param.key);
+    if (it != namesByKey.end())
+      param.explicitName = it->second;
+  }
+  for (Lifted &param : lifted) {
+    if (!param.explicitName)
+      continue;
+    if (param.explicitName->empty())
+      return emitError(param.loc) << "pipe.param names must not be empty";
+    if (!used.insert(*param.explicitName).second)
+      return emitError(param.loc)
+             << "parameter name '" << *param.explicitName
+             << "' is already taken by another parameter or symbol";
+    param.name = *param.explicitName;
+  }
+  auto unique = [&](StringRef base) {
+    if (used.insert(base).second)
+      return base.str();
+    for (unsigned suffix = 1;; ++suffix) {
+      std::string candidate = (base + "_" + Twine(suffix)).str();
+      if (used.insert(candidate).second)
+        return candidate;
+    }
+  };
+  for (Lifted &param : lifted)
+    if (param.name.empty() && param.derivedName)
+      param.name = unique(*param.derivedName);
+  unsigned counter = 0;
+  for (Lifted &param : lifted) {
+    if (!param.name.empty())
+      continue;
+    std::string candidate;
+    do
+      candidate = "p" + std::to_string(counter++);
+    while (used.contains(candidate));
+    used.insert(candidate);
+    param.name = candidate;
+  }
+  return success();
+}
+
+void LiftParamsPass::rewrite(ModuleOp module) {
+  std::optional<llvm::Regex> frozenRegex;
+  if (!frozen.empty())
+    frozenRegex.emplace(frozen);
+
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToStart(module.getBody());
+  for (Lifted &param : lifted) {
+    bool isFrozen = frozenRegex && frozenRegex->match(param.name);
+    auto op =
+        ParamOp::create(builder, param.loc, param.name, isFrozen, param.type,
+                        param.init, StringAttr(), StringAttr());
+    op->setAttr(kSourceAttr, builder.getStringAttr(param.source));
+  }
+
+  auto symbol = [&](Lifted &param) {
+    return FlatSymbolRefAttr::get(module.getContext(), param.name);
+  };
+  // Arguments are erased per function, all at once, after the rewrite.
+  llvm::MapVector<Operation *, llvm::BitVector> erasedArgs;
+  // Reads of arguments go to the function's entry, in argument order.
+  llvm::DenseMap<Operation *, Operation *> lastArgRead;
+  for (Lifted &param : lifted) {
+    for (arith::ConstantOp constant : param.constants) {
+      builder.setInsertionPoint(constant);
+      Value read = GetParamOp::create(builder, constant.getLoc(), param.type,
+                                      symbol(param));
+      constant.replaceAllUsesWith(read);
+      constant.erase();
+    }
+    for (Operation *load : param.loads) {
+      builder.setInsertionPoint(load);
+      Value read = GetParamOp::create(builder, load->getLoc(), param.type,
+                                      symbol(param));
+      load->getResult(0).replaceAllUsesWith(read);
+      load->erase();
+    }
+    if (param.global)
+      param.global.erase();
+    if (param.func) {
+      Operation *&last = lastArgRead[param.func];
+      if (last)
+        builder.setInsertionPointAfter(last);
+      else
+        builder.setInsertionPointToStart(&param.func.getBody().front());
+      BlockArgument arg = param.func.getArgument(param.argIndex);
+      auto read =
+          GetParamOp::create(builder, param.loc, param.type, symbol(param));
+      arg.replaceAllUsesWith(read);
+      last = read;
+      llvm::BitVector &bits = erasedArgs[param.func];
+      bits.resize(param.func.getNumArguments());
+      bits.set(param.argIndex);
+    }
+  }
+  for (auto &[func, bits] : erasedArgs)
+    (void)cast<func::FuncOp>(func).eraseArguments(bits);
+}
+
+void LiftParamsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  lifted.clear();
+  if (minElements < 0) {
+    module.emitError("min-elements must not be negative, got ")
+        << static_cast<int64_t>(minElements);
+    return signalPassFailure();
+  }
+  if (!frozen.empty()) {
+    std::string error;
+    if (!llvm::Regex(frozen).isValid(error)) {
+      module.emitError("frozen: invalid regular expression '")
+          << frozen << "': " << error;
+      return signalPassFailure();
+    }
+  }
+  if (failed(readNames(module)) || failed(resolveEntry(module)) ||
+      failed(collectGlobals(module)) || failed(collectConstants(module)) ||
+      failed(collectArguments(module)) || failed(assignNames(module)))
+    return signalPassFailure();
+  rewrite(module);
+}

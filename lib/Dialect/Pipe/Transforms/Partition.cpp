@@ -1,0 +1,346 @@
+//===- Partition.cpp - Partition a costed block graph into stages ---------===//
+//
+// The pass is a thin driver: it builds the plain C++ partitioning problem
+// from the IR and the device model, runs a registered algorithm
+// (pipe/Partitioning) and writes the answer back as a pipe.placement, with
+// a text and a JSON report of the predicted figures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Analysis/DeviceModel.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Partitioning/Bridge.h"
+#include "pipe/Partitioning/Partitioner.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPEPARTITION
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+using namespace mlir::pipe::partitioning;
+
+namespace {
+
+/// "s0,s5" for the stages on `device`.
+std::string stagesOn(const Partition &partition, unsigned device) {
+  std::string result;
+  for (unsigned s = 0; s < partition.getNumStages(); ++s)
+    if (partition.deviceOf[s] == device) {
+      if (!result.empty())
+        result += ",";
+      result += "s" + std::to_string(s);
+    }
+  return result.empty() ? "-" : result;
+}
+
+struct ReportContext {
+  StringRef graphName, placementName, deviceModel, dtype;
+  const PartitionProblem &problem;
+  const PartitionResult &result;
+  ArrayRef<RunOp> runs;
+};
+
+void printTextReport(raw_ostream &os, const ReportContext &ctx) {
+  const PartitionProblem &problem = ctx.problem;
+  const PartitionResult &result = ctx.result;
+  const Evaluation &eval = result.evaluation;
+  const Partition &partition = result.partition;
+  unsigned m = problem.schedule.microbatches;
+  os << llvm::formatv(
+      "pipe-partition: graph @{0} -> placement @{1}\n"
+      "  algorithm {2}; {3} blocks; {4} devices of {5} ({6}); schedule {7}, "
+      "{8} micro-batches{10}; optimizer {9}\n",
+      ctx.graphName, ctx.placementName, result.algorithm,
+      problem.graph->getNumNodes(), problem.cluster.size(), ctx.deviceModel,
+      ctx.dtype, ScheduleModel::getFamilyName(problem.schedule.family), m,
+      problem.memory.name,
+      problem.schedule.recompute ? ", stage recomputation" : "");
+  os << llvm::formatv("stages: {0}\n", partition.getNumStages());
+  os << "  stage   device  blocks  forward      backward     saved/mb    "
+        "params      height  in-flight\n";
+  for (unsigned s = 0; s < partition.getNumStages(); ++s) {
+    const StageReport &st = eval.stages[s];
+    os << llvm::formatv("  {0,-7} {1,-7} {2,-7} {3,-12} {4,-12} {5,-11} "
+                        "{6,-11} {7,-7} {8}\n",
+                        "s" + std::to_string(s), st.device, st.numNodes,
+                        formatSeconds(st.forwardSeconds),
+                        formatSeconds(st.backwardSeconds),
+                        formatBytes(st.savedBytes), formatBytes(st.paramBytes),
+                        st.height, st.activationsInFlight);
+  }
+  os << "stage -> device: [";
+  for (unsigned s = 0; s < partition.getNumStages(); ++s)
+    os << (s ? "," : "") << partition.deviceOf[s];
+  os << "]\n";
+  os << "devices:\n";
+  os << "  device  stages       compute/mb   recv/mb      send/mb      "
+        "cost/mb      memory      capacity\n";
+  for (unsigned d = 0; d < problem.cluster.size(); ++d) {
+    const DeviceReport &dev = eval.devices[d];
+    os << llvm::formatv(
+        "  {0,-7} {1,-12} {2,-12} {3,-12} {4,-12} {5,-12} {6,-11} {7}\n", d,
+        stagesOn(partition, d),
+        formatSeconds(dev.forwardSeconds + dev.backwardSeconds),
+        formatSeconds(dev.recvSeconds), formatSeconds(dev.sendSeconds),
+        formatSeconds(dev.costSeconds), formatBytes(dev.memoryBytes),
+        formatBytes(dev.capacityBytes));
+  }
+  os << llvm::formatv("communication: {0} per micro-batch each way; {1} "
+                      "parameters reduced across devices ({2}, {3} per "
+                      "step)\n",
+                      formatBytes(eval.commBytesPerMicrobatch),
+                      eval.numSplitParams, formatBytes(eval.reductionBytes),
+                      formatSeconds(eval.reductionSeconds));
+  os << llvm::formatv("bottleneck {0} per micro-batch; critical path {1}\n",
+                      formatSeconds(eval.bottleneckSeconds),
+                      formatSeconds(eval.pathSeconds));
+  os << llvm::formatv("predicted step time: {0} ({1}; analytic {2}); "
+                      "throughput {3:f2} micro-batches/s\n",
+                      formatSeconds(eval.stepSeconds),
+                      eval.simulated ? "simulated" : "analytic",
+                      formatSeconds(eval.analyticStepSeconds),
+                      eval.stepSeconds > 0 ? m / eval.stepSeconds : 0.0);
+  os << llvm::formatv("partitioning time: {0}\n",
+                      formatSeconds(result.seconds));
+  for (const std::string &note : result.notes)
+    os << "note: " << note << "\n";
+}
+
+void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
+  const PartitionProblem &problem = ctx.problem;
+  const PartitionResult &result = ctx.result;
+  const Evaluation &eval = result.evaluation;
+  const Partition &partition = result.partition;
+  unsigned m = problem.schedule.microbatches;
+  llvm::json::OStream json(os, 2);
+  json.object([&] {
+    json.attribute("graph", ctx.graphName);
+    json.attribute("placement", ctx.placementName);
+    json.attribute("algorithm", result.algorithm);
+    json.attribute("device_model", ctx.deviceModel);
+    json.attribute("dtype", ctx.dtype);
+    json.attribute("devices", int64_t(problem.cluster.size()));
+    json.attribute("schedule",
+                   ScheduleModel::getFamilyName(problem.schedule.family));
+    json.attribute("microbatches", int64_t(m));
+    json.attribute("optimizer", problem.memory.name);
+    json.attribute("weight_stashing", problem.schedule.weightStashing);
+    json.attribute("recompute", problem.schedule.recompute);
+    json.attribute("blocks", int64_t(problem.graph->getNumNodes()));
+    json.attribute("step_seconds", eval.stepSeconds);
+    json.attribute("analytic_step_seconds", eval.analyticStepSeconds);
+    json.attribute("simulated", eval.simulated);
+    json.attribute("microbatches_per_second",
+                   eval.stepSeconds > 0 ? m / eval.stepSeconds : 0.0);
+    json.attribute("bottleneck_seconds", eval.bottleneckSeconds);
+    // FTPipe's planner figure: the compute of all devices per micro-batch
+    // (recomputation included, communication not) over the bottleneck
+    // device's cost; P for a perfectly balanced, communication-free split.
+    double sequential = 0;
+    for (const DeviceReport &dev : eval.devices)
+      sequential += dev.forwardSeconds + dev.backwardSeconds;
+    json.attribute("sequential_seconds_per_microbatch", sequential);
+    json.attribute(
+        "bottleneck_speedup",
+        eval.bottleneckSeconds > 0 ? sequential / eval.bottleneckSeconds : 0.0);
+    json.attribute("critical_path_seconds", eval.pathSeconds);
+    json.attribute("reduction_seconds", eval.reductionSeconds);
+    json.attribute("comm_bytes_per_microbatch",
+                   int64_t(eval.commBytesPerMicrobatch));
+    json.attribute("reduction_bytes", int64_t(eval.reductionBytes));
+    json.attribute("split_params", int64_t(eval.numSplitParams));
+    json.attribute("partitioning_seconds", result.seconds);
+    json.attributeArray("stage_to_device", [&] {
+      for (unsigned d : partition.deviceOf)
+        json.value(int64_t(d));
+    });
+    json.attributeArray("stages", [&] {
+      for (unsigned s = 0; s < partition.getNumStages(); ++s) {
+        const StageReport &st = eval.stages[s];
+        json.object([&] {
+          json.attribute("name", "s" + std::to_string(s));
+          json.attribute("device", int64_t(st.device));
+          json.attribute("forward_seconds", st.forwardSeconds);
+          json.attribute("backward_seconds", st.backwardSeconds);
+          json.attribute("saved_bytes", int64_t(st.savedBytes));
+          json.attribute("param_bytes", int64_t(st.paramBytes));
+          json.attribute("height", int64_t(st.height));
+          json.attribute("activations_in_flight",
+                         int64_t(st.activationsInFlight));
+          json.attributeArray("blocks", [&] {
+            for (auto [node, run] : llvm::enumerate(ctx.runs))
+              if (partition.stageOf[node] == s)
+                json.value(RunOp(run).getInstance());
+          });
+        });
+      }
+    });
+    json.attributeArray("device_reports", [&] {
+      for (unsigned d = 0; d < problem.cluster.size(); ++d) {
+        const DeviceReport &dev = eval.devices[d];
+        json.object([&] {
+          json.attribute("device", int64_t(d));
+          json.attribute("stages", int64_t(dev.numStages));
+          json.attribute("forward_seconds", dev.forwardSeconds);
+          json.attribute("backward_seconds", dev.backwardSeconds);
+          json.attribute("recv_seconds", dev.recvSeconds);
+          json.attribute("send_seconds", dev.sendSeconds);
+          json.attribute("cost_seconds", dev.costSeconds);
+          json.attribute("param_bytes", int64_t(dev.paramBytes));
+          json.attribute("memory_bytes", int64_t(dev.memoryBytes));
+          json.attribute("param_memory_bytes", int64_t(dev.paramMemoryBytes));
+          json.attribute("activation_memory_bytes",
+                         int64_t(dev.activationMemoryBytes));
+          json.attribute("capacity_bytes", int64_t(dev.capacityBytes));
+          json.attribute("sent_bytes", int64_t(dev.sentBytes));
+          json.attribute("received_bytes", int64_t(dev.receivedBytes));
+        });
+      }
+    });
+    json.attributeArray("notes", [&] {
+      for (const std::string &note : result.notes)
+        json.value(note);
+    });
+  });
+  os << "\n";
+}
+
+struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+
+    // The graph.
+    GraphOp graph;
+    if (!graphName.empty()) {
+      graph = module.lookupSymbol<GraphOp>(graphName);
+      if (!graph) {
+        module.emitError("pipe-partition: no pipe.graph named @") << graphName;
+        return signalPassFailure();
+      }
+    } else {
+      for (GraphOp candidate : module.getOps<GraphOp>()) {
+        if (graph) {
+          candidate.emitError("pipe-partition: the module has several "
+                              "pipe.graph ops; choose one with graph=<name>");
+          return signalPassFailure();
+        }
+        graph = candidate;
+      }
+      if (!graph) {
+        module.emitError("pipe-partition: the module has no pipe.graph; run "
+                         "--pipe-form-blocks first");
+        return signalPassFailure();
+      }
+    }
+
+    // Options.
+    std::optional<ScheduleFamily> family = ScheduleModel::parseFamily(schedule);
+    if (!family) {
+      module.emitError("pipe-partition: unknown schedule '")
+          << schedule << "' (expected gpipe, 1f1b or pipedream-async)";
+      return signalPassFailure();
+    }
+    std::optional<TrainingMemory> memory = TrainingMemory::lookup(optimizer);
+    if (!memory) {
+      module.emitError("pipe-partition: unknown optimizer '")
+          << optimizer << "' (expected " << TrainingMemory::getNames() << ")";
+      return signalPassFailure();
+    }
+    if (devices == 0 || microbatches == 0) {
+      module.emitError("pipe-partition: devices and microbatches must be "
+                       "at least 1");
+      return signalPassFailure();
+    }
+    if (!createPartitioner(algorithm)) {
+      module.emitError("pipe-partition: unknown algorithm '")
+          << algorithm << "' (known: " << getPartitionerNames() << ")";
+      return signalPassFailure();
+    }
+    llvm::Expected<ClusterModel> model = ClusterModel::lookup(deviceModel);
+    if (!model) {
+      module.emitError("pipe-partition: device model '")
+          << deviceModel << "': " << llvm::toString(model.takeError());
+      return signalPassFailure();
+    }
+
+    std::string name = placementName.empty()
+                           ? (graph.getSymName() + "_" + algorithm).str()
+                           : placementName.getValue();
+    if (SymbolTable::lookupSymbolIn(module, name)) {
+      module.emitError("pipe-partition: the module already has a symbol @")
+          << name << "; choose another with placement=<name>";
+      return signalPassFailure();
+    }
+
+    // The problem.
+    SmallVector<RunOp> runs;
+    FailureOr<BlockGraph> blockGraph = buildBlockGraph(graph, runs);
+    if (failed(blockGraph))
+      return signalPassFailure();
+    PartitionProblem problem;
+    problem.graph = &*blockGraph;
+    problem.cluster = buildClusterInfo(*model, devices, dtype);
+    for (DeviceInfo &device : problem.cluster.devices) {
+      if (memoryGiB > 0)
+        device.memoryBytes = uint64_t(memoryGiB * double(1ull << 30));
+      device.reservedBytes = uint64_t(reserveMiB * double(1ull << 20));
+    }
+    problem.memory = *memory;
+    problem.schedule.family = *family;
+    problem.schedule.microbatches = microbatches;
+    problem.schedule.weightStashing = weightStashing;
+    problem.schedule.recompute = recompute;
+    if (simulate)
+      problem.stepTime =
+          makeSimulatedStepTime(ScheduleModel::getFamilyName(*family).str(),
+                                *family == ScheduleFamily::Async ? 4 : 1);
+
+    llvm::Expected<PartitionResult> result = runPartitioner(algorithm, problem);
+    if (!result) {
+      graph.emitError("pipe-partition: ") << llvm::toString(result.takeError());
+      return signalPassFailure();
+    }
+
+    OpBuilder builder(graph->getContext());
+    builder.setInsertionPointAfter(graph);
+    writePlacement(builder, graph.getLoc(), name, graph, runs,
+                   result->partition, devices);
+
+    ReportContext ctx{
+        graph.getSymName(), name, deviceModel, dtype, problem, *result, runs};
+    if (textReport == "-") {
+      printTextReport(llvm::errs(), ctx);
+    } else if (!textReport.empty()) {
+      if (failed(writeFile(textReport,
+                           [&](raw_ostream &os) { printTextReport(os, ctx); })))
+        return signalPassFailure();
+    }
+    if (!report.empty() && failed(writeFile(report, [&](raw_ostream &os) {
+          writeJSONReport(os, ctx);
+        })))
+      return signalPassFailure();
+  }
+
+  LogicalResult writeFile(StringRef path,
+                          llvm::function_ref<void(raw_ostream &)> write) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+    if (!file)
+      return getOperation().emitError("pipe-partition: cannot open '")
+             << path << "': " << error;
+    write(file->os());
+    file->keep();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,93 @@
+//===- Schedule.cpp - Writes per-device action lists for placements -------===//
+
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPESCHEDULE
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (weights != "stash" && weights != "stale") {
+      module.emitError("weights must be 'stash' or 'stale', got '")
+          << weights << "'";
+      return signalPassFailure();
+    }
+    ScheduleOptions options;
+    options.microbatches = microbatches;
+    options.steps = steps;
+    options.forwardOnly = forwardOnly;
+    options.stashWeights = weights == "stash";
+    options.constantMemory = constantMemory;
+    options.recompute = recompute;
+
+    SymbolTable symbols(module);
+    bool found = false;
+    for (PlacementOp placement :
+         llvm::to_vector(module.getOps<PlacementOp>())) {
+      if (!this->placement.empty() && placement.getSymName() != this->placement)
+        continue;
+      found = true;
+      auto graph = symbols.lookup<GraphOp>(placement.getGraph());
+      if (!graph) {
+        placement.emitOpError("graph @")
+            << placement.getGraph() << " does not resolve";
+        return signalPassFailure();
+      }
+      FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
+      if (failed(stages))
+        return signalPassFailure();
+      std::string error;
+      FailureOr<MachineModel> machine =
+          MachineModel::lookup(deviceModel, placement.getDevices(),
+                               [&](const Twine &m) { error = m.str(); });
+      if (failed(machine)) {
+        placement.emitError(error);
+        return signalPassFailure();
+      }
+      FailureOr<Pipeline> pipeline =
+          buildPipeline(placement, *stages, *machine);
+      if (failed(pipeline))
+        return signalPassFailure();
+      FailureOr<Schedule> schedule =
+          generateSchedule(kind, *pipeline, options, [&](const Twine &message) {
+            placement.emitError("cannot schedule placement @")
+                << placement.getSymName() << " as '" << kind
+                << "': " << message;
+          });
+      if (failed(schedule))
+        return signalPassFailure();
+
+      std::string name = (placement.getSymName() + "_" + kind).str();
+      std::replace(name.begin(), name.end(), '-', '_');
+      std::string unique = name;
+      for (unsigned i = 1; symbols.lookup(unique); ++i)
+        unique = name + "_" + std::to_string(i);
+      OpBuilder builder(module.getContext());
+      builder.setInsertionPointToEnd(module.getBody());
+      ScheduleOp op = writeSchedule(builder, placement.getLoc(), unique,
+                                    placement, *stages, *pipeline, *schedule);
+      symbols.insert(op);
+    }
+    if (!found) {
+      if (this->placement.empty())
+        module.emitError("pipe-schedule found no pipe.placement; run "
+                         "--pipe-place first");
+      else
+        module.emitError("pipe-schedule found no placement @")
+            << this->placement;
+      return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,343 @@
+//===- IRConversion.cpp - Pipelines and schedules from and to IR ----------===//
+
+#include "pipe/Scheduling/IRConversion.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+uint64_t mlir::pipe::getTypeBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  Type element = tensor.getElementType();
+  uint64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
+FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
+                                              const StageGraph &stages,
+                                              const MachineModel &machine) {
+  // The placement is a symbol table itself (of its stages): look up from
+  // its parent.
+  Operation *scope = placement->getParentOp();
+  auto graph = scope ? SymbolTable::lookupNearestSymbolFrom<GraphOp>(
+                           scope, placement.getGraphAttr())
+                     : GraphOp();
+  if (!graph)
+    return placement.emitOpError("graph @")
+           << placement.getGraph() << " does not resolve";
+  if (SmallVector<unsigned> cycle = stages.findCycle(); !cycle.empty()) {
+    InFlightDiagnostic diag =
+        placement.emitOpError("induces a cyclic stage graph (");
+    for (unsigned i = 0; i < cycle.size(); ++i)
+      diag << (i ? " -> @" : "@") << stages.getStage(cycle[i]).getSymName();
+    diag << "), which cannot be pipelined";
+    return diag;
+  }
+
+  Pipeline pipeline;
+  pipeline.numDevices = placement.getDevices();
+  unsigned numStages = stages.getNumStages();
+  for (unsigned s = 0; s < numStages; ++s) {
+    PipelineStage stage;
+    stage.name = stages.getStage(s).getSymName().str();
+    stage.device = stages.getStage(s).getDevice();
+    pipeline.stages.push_back(stage);
+  }
+  for (unsigned p = 0; p < numStages; ++p)
+    for (unsigned c : stages.getConsumers(p)) {
+      uint64_t bytes = 0;
+      for (Value value : stages.getCrossingValues(p, c))
+        bytes += getTypeBytes(value.getType());
+      pipeline.edges.push_back({p, c, bytes});
+      pipeline.stages[p].outputBytes += bytes;
+      pipeline.stages[c].inputBytes += bytes;
+    }
+
+  // Parameters: each read once per stage; those read by several stages are
+  // shared and reduced.
+  llvm::MapVector<StringAttr, llvm::SetVector<unsigned>> readers;
+  SmallVector<llvm::SetVector<Value>> graphInputs(numStages);
+  for (RunOp run : graph.getBody().getOps<RunOp>()) {
+    unsigned s = stages.getStageOf(run);
+    PipelineStage &stage = pipeline.stages[s];
+    for (Value input : run.getInputs())
+      if (isa<BlockArgument>(input))
+        graphInputs[s].insert(input);
+    for (auto ref : run.getParams().getAsRange<FlatSymbolRefAttr>())
+      readers[ref.getAttr()].insert(s);
+
+    auto block =
+        SymbolTable::lookupNearestSymbolFrom<BlockOp>(run, run.getCalleeAttr());
+    CostAttr cost = block ? block.getCostAttr() : CostAttr();
+    double flops = machine.getDevice(stage.device).flops;
+    if (!cost) {
+      stage.forwardTime += kDefaultBlockTime;
+      stage.backwardInputTime += kDefaultBlockTime;
+      stage.backwardWeightTime += kDefaultBlockTime;
+      continue;
+    }
+    stage.forwardTime += cost.getForwardTimeNs()
+                             ? cost.getForwardTimeNs() * 1e-9
+                             : cost.getForwardFlops() / flops;
+    double bi = cost.getBackwardInputFlops(),
+           bw = cost.getBackwardWeightFlops();
+    if (cost.getBackwardTimeNs()) {
+      double total = cost.getBackwardTimeNs() * 1e-9;
+      double share = bi + bw > 0 ? bi / (bi + bw) : 0.5;
+      stage.backwardInputTime += total * share;
+      stage.backwardWeightTime += total * (1 - share);
+    } else {
+      stage.backwardInputTime += bi / flops;
+      stage.backwardWeightTime += bw / flops;
+    }
+    stage.savedBytes += cost.getSavedBytes();
+  }
+  for (unsigned s = 0; s < numStages; ++s)
+    for (Value input : graphInputs[s])
+      pipeline.stages[s].inputBytes += getTypeBytes(input.getType());
+
+  for (auto &[name, users] : readers) {
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(scope, name);
+    if (!param)
+      continue;
+    uint64_t bytes = getTypeBytes(param.getTensorType());
+    for (unsigned s : users) {
+      pipeline.stages[s].paramBytes += bytes;
+      pipeline.stages[s].paramCount += param.getTensorType().getNumElements();
+    }
+    if (users.size() > 1) {
+      SharedParam shared;
+      shared.name = name.str();
+      shared.bytes = bytes;
+      shared.stages.assign(users.begin(), users.end());
+      pipeline.sharedParams.push_back(shared);
+    }
+  }
+  return pipeline;
+}
+
+FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
+                                             const Pipeline &pipeline,
+                                             const StageGraph &stages) {
+  Schedule schedule;
+  schedule.kind = op.getKind().str();
+  schedule.microbatches = op.getMicrobatches();
+  schedule.steps = op.getSteps();
+  schedule.forwardOnly = op.getForwardOnly();
+  schedule.devices.resize(pipeline.numDevices);
+  auto stageIndex = [&](FlatSymbolRefAttr ref) -> int {
+    if (!ref)
+      return -1;
+    std::optional<unsigned> index = stages.lookupStage(ref.getValue());
+    return index ? (int)*index : -1;
+  };
+  for (DeviceOp device : op.getBody().getOps<DeviceOp>()) {
+    unsigned d = device.getDevice();
+    if (d >= pipeline.numDevices)
+      return device.emitOpError("is device ")
+             << d << ", but the placement has " << pipeline.numDevices;
+    DenseMap<Value, int> tokens;
+    for (Operation &nested : device.getBody().front()) {
+      auto action = dyn_cast<ActionOpInterface>(&nested);
+      if (!action)
+        return nested.emitOpError("is not a schedule action");
+      ScheduleAction a;
+      a.op = &nested;
+      a.stage = stageIndex(action.getLocalStage());
+      if (std::optional<uint64_t> mb = action.getMicrobatchIndex())
+        a.microbatch = *mb;
+      a.step = action.getStepIndex();
+      if (auto version = nested.getAttrOfType<IntegerAttr>("version"))
+        a.version = version.getInt();
+      if (isa<ForwardOp>(nested))
+        a.kind = ActionKind::Forward;
+      else if (isa<BackwardOp>(nested))
+        a.kind = ActionKind::Backward;
+      else if (isa<BackwardInputOp>(nested))
+        a.kind = ActionKind::BackwardInput;
+      else if (isa<BackwardWeightOp>(nested))
+        a.kind = ActionKind::BackwardWeight;
+      else if (isa<RecomputeOp>(nested))
+        a.kind = ActionKind::Recompute;
+      else if (auto send = dyn_cast<SendOp>(nested)) {
+        a.kind = ActionKind::Send;
+        a.src = stageIndex(send.getSrcAttr());
+        a.dst = stageIndex(send.getDstAttr());
+        a.gradient = send.getKind() == TransferKind::Gradient;
+      } else if (auto recv = dyn_cast<RecvOp>(nested)) {
+        a.kind = ActionKind::Recv;
+        a.src = stageIndex(recv.getSrcAttr());
+        a.dst = stageIndex(recv.getDstAttr());
+        a.gradient = recv.getKind() == TransferKind::Gradient;
+      } else if (isa<LoadOp>(nested))
+        a.kind = ActionKind::Load;
+      else if (isa<ReleaseOp>(nested))
+        a.kind = ActionKind::Release;
+      else if (isa<PushGradOp>(nested))
+        a.kind = ActionKind::Push;
+      else if (isa<HostUpdateOp>(nested))
+        a.kind = ActionKind::HostUpdate;
+      else if (isa<OffloadOp>(nested))
+        a.kind = ActionKind::Offload;
+      else if (isa<PrefetchOp>(nested))
+        a.kind = ActionKind::Prefetch;
+      else if (isa<UpdateOp>(nested))
+        a.kind = ActionKind::Update;
+      else if (auto reduce = dyn_cast<ReduceGradOp>(nested)) {
+        a.kind = ActionKind::ReduceGrad;
+        for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p)
+          if (pipeline.sharedParams[p].name == reduce.getParam())
+            a.param = p;
+      } else if (auto wait = dyn_cast<WaitOp>(nested)) {
+        a.kind = ActionKind::Wait;
+        for (Value token : wait.getTokens()) {
+          auto it = tokens.find(token);
+          if (it == tokens.end())
+            return wait.emitOpError(
+                "waits on a token produced outside its pipe.device");
+          a.waits.push_back(it->second);
+        }
+      } else {
+        return nested.emitOpError(
+            "is an action the schedule tools do not know yet");
+      }
+      for (Value result : nested.getResults())
+        if (isa<TokenType>(result.getType())) {
+          a.token = tokens.size();
+          tokens[result] = a.token;
+        }
+      schedule.devices[d].push_back(std::move(a));
+    }
+  }
+  return schedule;
+}
+
+ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
+                                     StringRef name, PlacementOp placement,
+                                     const StageGraph &stages,
+                                     const Pipeline &pipeline,
+                                     const Schedule &schedule) {
+  MLIRContext *context = builder.getContext();
+  OpBuilder::InsertionGuard guard(builder);
+  auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
+  auto stageRef = [&](int s) {
+    return FlatSymbolRefAttr::get(stages.getStage(s).getSymNameAttr());
+  };
+
+  OperationState state(loc, ScheduleOp::getOperationName());
+  state.addAttribute("sym_name", builder.getStringAttr(name));
+  state.addAttribute("placement",
+                     FlatSymbolRefAttr::get(placement.getSymNameAttr()));
+  state.addAttribute("kind", builder.getStringAttr(schedule.kind));
+  state.addAttribute("microbatches", i64(schedule.microbatches));
+  if (schedule.steps > 1)
+    state.addAttribute("steps", i64(schedule.steps));
+  if (schedule.forwardOnly)
+    state.addAttribute("forward_only", builder.getUnitAttr());
+  state.addRegion()->push_back(new Block());
+  auto scheduleOp = cast<ScheduleOp>(builder.create(state));
+
+  Type tokenType = TokenType::get(context);
+  for (unsigned d = 0; d < schedule.devices.size(); ++d) {
+    builder.setInsertionPointToEnd(&scheduleOp.getBody().front());
+    OperationState deviceState(loc, DeviceOp::getOperationName());
+    deviceState.addAttribute("device", i64(d));
+    deviceState.addRegion()->push_back(new Block());
+    Operation *device = builder.create(deviceState);
+    builder.setInsertionPointToEnd(&device->getRegion(0).front());
+    DenseMap<int, Value> tokens;
+    for (const ScheduleAction &a : schedule.devices[d]) {
+      StringRef opName;
+      switch (a.kind) {
+      case ActionKind::Forward:
+        opName = ForwardOp::getOperationName();
+        break;
+      case ActionKind::Backward:
+        opName = BackwardOp::getOperationName();
+        break;
+      case ActionKind::BackwardInput:
+        opName = BackwardInputOp::getOperationName();
+        break;
+      case ActionKind::BackwardWeight:
+        opName = BackwardWeightOp::getOperationName();
+        break;
+      case ActionKind::Recompute:
+        opName = RecomputeOp::getOperationName();
+        break;
+      case ActionKind::Send:
+        opName = SendOp::getOperationName();
+        break;
+      case ActionKind::Recv:
+        opName = RecvOp::getOperationName();
+        break;
+      case ActionKind::Load:
+        opName = LoadOp::getOperationName();
+        break;
+      case ActionKind::Release:
+        opName = ReleaseOp::getOperationName();
+        break;
+      case ActionKind::Push:
+        opName = PushGradOp::getOperationName();
+        break;
+      case ActionKind::HostUpdate:
+        opName = HostUpdateOp::getOperationName();
+        break;
+      case ActionKind::Offload:
+        opName = OffloadOp::getOperationName();
+        break;
+      case ActionKind::Prefetch:
+        opName = PrefetchOp::getOperationName();
+        break;
+      case ActionKind::Update:
+        opName = UpdateOp::getOperationName();
+        break;
+      case ActionKind::ReduceGrad:
+        opName = ReduceGradOp::getOperationName();
+        break;
+      case ActionKind::Wait:
+        opName = WaitOp::getOperationName();
+        break;
+      }
+      OperationState op(loc, opName);
+      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv) {
+        op.addAttribute("kind",
+                        TransferKindAttr::get(
+                            context, a.gradient ? TransferKind::Gradient
+                                                : TransferKind::Activation));
+        op.addAttribute("src", stageRef(a.src));
+        op.addAttribute("dst", stageRef(a.dst));
+        unsigned producer = a.gradient ? a.dst : a.src;
+        unsigned consumer = a.gradient ? a.src : a.dst;
+        SmallVector<Attribute> payload;
+        for (Type type : stages.getCrossingTypes(producer, consumer))
+          payload.push_back(TypeAttr::get(type));
+        op.addAttribute("payload", builder.getArrayAttr(payload));
+      } else if (a.kind == ActionKind::ReduceGrad) {
+        op.addAttribute("param",
+                        FlatSymbolRefAttr::get(
+                            context, pipeline.sharedParams[a.param].name));
+      } else if (a.kind != ActionKind::Wait && a.stage >= 0) {
+        op.addAttribute("stage", stageRef(a.stage));
+      }
+      if (a.microbatch >= 0)
+        op.addAttribute("microbatch", i64(a.microbatch));
+      if (a.version >= 0)
+        op.addAttribute("version", i64(a.version));
+      if (a.step > 0)
+        op.addAttribute("step", i64(a.step));
+      for (int t : a.waits)
+        op.addOperands(tokens.lookup(t));
+      if (producesToken(a.kind))
+        op.addTypes(tokenType);
+      Operation *created = builder.create(op);
+      if (a.token >= 0)
+        tokens[a.token] = created->getResult(0);
+    }
+  }
+  return scheduleOp;
+}

@@ -1,0 +1,127 @@
+//===- L2L.cpp - Layer-to-layer execution from a host parameter server ----===//
+//
+// One device runs the whole model one stage (layer) at a time over all
+// micro-batches, with the parameters living on the host:
+//
+//   forward, for each stage in order: issue the load of the next stage
+//   (double buffering: it streams in while this one computes), wait for this
+//   stage's load, run it on every micro-batch, release it;
+//   backward, for each stage in reverse: prefetch the next stage's
+//   parameters, recompute the stage's forward from its kept boundary input
+//   and run its backward on every micro-batch (the weight gradient
+//   accumulates across them), push the gradient to the host and run the
+//   host optimizer on it, both overlapped with the next stage's work,
+//   release.
+//
+// The last stage stays resident from its forward into its backward. With
+// `constantMemory`, every micro-batch's boundary input is offloaded to the
+// host after its forward and prefetched back, one stage ahead, for the
+// backward, so device memory does not grow with depth.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+class L2LGenerator : public ScheduleGenerator {
+public:
+  StringRef getName() const override { return "l2l"; }
+
+  FailureOr<Schedule> generate(const Pipeline &pipeline,
+                               const ScheduleOptions &options,
+                               ScheduleDiagFn diag) const override {
+    for (const PipelineStage &stage : pipeline.stages)
+      if (stage.device != 0) {
+        diag("l2l runs every stage on device 0, but stage '" + stage.name +
+             "' is on device " + llvm::Twine(stage.device) +
+             "; place the model on one device");
+        return failure();
+      }
+    SmallVector<unsigned> order = pipeline.getTopologicalOrder();
+    unsigned n = order.size();
+    unsigned m = options.microbatches;
+    bool cm = options.constantMemory && !options.forwardOnly;
+    ScheduleBuilder builder(pipeline, getName(), m, options.steps,
+                            options.forwardOnly);
+    const unsigned dev = 0;
+    auto load = [&](unsigned s, unsigned step) {
+      return builder.append(dev, ActionKind::Load, s, -1, step);
+    };
+    auto compute = [&](ActionKind kind, unsigned s, unsigned mb,
+                       unsigned step) {
+      builder.append(dev, kind, s, mb, step);
+    };
+
+    for (unsigned step = 0; step < options.steps; ++step) {
+      SmallVector<int> loadToken(pipeline.getNumStages(), -1);
+      // Offloads of the previous stage; waited after this stage's forwards
+      // so that at most two stages' boundaries are in flight to the host
+      // (device memory stays flat even when the copy engine is slower than
+      // compute).
+      SmallVector<int> offloads, previousOffloads;
+      loadToken[order[0]] = load(order[0], step);
+      for (unsigned j = 0; j < n; ++j) {
+        unsigned s = order[j];
+        if (j + 1 < n)
+          loadToken[order[j + 1]] = load(order[j + 1], step);
+        builder.wait(dev, {loadToken[s]});
+        bool last = j + 1 == n;
+        for (unsigned mb = 0; mb < m; ++mb) {
+          compute(ActionKind::Forward, s, mb, step);
+          if (cm && !last)
+            offloads.push_back(
+                builder.append(dev, ActionKind::Offload, s, mb, step));
+        }
+        if (!last || options.forwardOnly)
+          builder.append(dev, ActionKind::Release, s, -1, step);
+        builder.wait(dev, previousOffloads);
+        previousOffloads = std::move(offloads);
+        offloads.clear();
+      }
+      if (options.forwardOnly)
+        continue;
+      // Offloads must land before their activations are prefetched back.
+      builder.wait(dev, previousOffloads);
+
+      SmallVector<SmallVector<int>> prefetchToken(pipeline.getNumStages());
+      auto prefetchAll = [&](unsigned s) {
+        for (unsigned mb = 0; mb < m; ++mb)
+          prefetchToken[s].push_back(
+              builder.append(dev, ActionKind::Prefetch, s, mb, step));
+      };
+      SmallVector<int> hostWork;
+      for (unsigned j = n; j-- > 0;) {
+        unsigned s = order[j];
+        bool last = j + 1 == n;
+        if (j > 0) {
+          loadToken[order[j - 1]] = load(order[j - 1], step);
+          if (cm)
+            prefetchAll(order[j - 1]);
+        }
+        if (!last)
+          builder.wait(dev, {loadToken[s]});
+        if (!prefetchToken[s].empty())
+          builder.wait(dev, prefetchToken[s]);
+        for (unsigned mb = 0; mb < m; ++mb) {
+          compute(ActionKind::Recompute, s, mb, step);
+          compute(ActionKind::Backward, s, mb, step);
+        }
+        hostWork.push_back(builder.append(dev, ActionKind::Push, s, -1, step));
+        hostWork.push_back(
+            builder.append(dev, ActionKind::HostUpdate, s, -1, step));
+        builder.append(dev, ActionKind::Release, s, -1, step);
+      }
+      // The next step loads parameters the host optimizer wrote.
+      builder.wait(dev, hostWork);
+    }
+    return builder.take();
+  }
+};
+} // namespace
+
+std::unique_ptr<ScheduleGenerator> mlir::pipe::createL2LGenerator() {
+  return std::make_unique<L2LGenerator>();
+}

@@ -1,0 +1,153 @@
+//===- MemoryTracker.cpp - Device memory of a schedule as it plays --------===//
+
+#include "pipe/Scheduling/ScheduleChecker.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+MemoryTracker::MemoryTracker(const Pipeline &pipeline, const Schedule &schedule,
+                             const MachineModel &machine)
+    : pipeline(pipeline), schedule(schedule) {
+  unsigned numDevices = std::max<unsigned>(schedule.devices.size(), 1);
+  current.assign(numDevices, 0);
+  peak.assign(numDevices, 0);
+  activations.assign(numDevices, 0);
+  peakActivations.assign(numDevices, 0);
+  loadedStage.assign(pipeline.getNumStages(), false);
+  SmallVector<bool> updatedOnDevice(pipeline.getNumStages(), false);
+  for (const auto &actions : schedule.devices)
+    for (const ScheduleAction &action : actions) {
+      if (action.stage < 0 || action.stage >= (int)pipeline.getNumStages())
+        continue;
+      if (action.kind == ActionKind::Load)
+        loadedStage[action.stage] = true;
+      if (action.kind == ActionKind::Update)
+        updatedOnDevice[action.stage] = true;
+      if (action.kind == ActionKind::Recompute && action.microbatch >= 0)
+        recomputed[{(unsigned)action.stage, (unsigned)action.microbatch,
+                    action.step}] = true;
+    }
+  for (unsigned s = 0; s < pipeline.getNumStages(); ++s) {
+    const PipelineStage &stage = pipeline.stages[s];
+    if (loadedStage[s] || stage.device >= numDevices)
+      continue;
+    int64_t bytes = stage.paramBytes;
+    if (updatedOnDevice[s])
+      bytes += (int64_t)(stage.paramCount * machine.residentBytesPerParam);
+    add(stage.device, bytes, /*activation=*/false);
+  }
+}
+
+void MemoryTracker::add(unsigned device, int64_t bytes, bool activation) {
+  if (device >= current.size())
+    return;
+  current[device] += bytes;
+  peak[device] = std::max(peak[device], current[device]);
+  if (activation) {
+    activations[device] += bytes;
+    peakActivations[device] =
+        std::max(peakActivations[device], activations[device]);
+  }
+}
+
+uint64_t MemoryTracker::keptBytes(unsigned stage, unsigned mb,
+                                  unsigned step) const {
+  const PipelineStage &info = pipeline.stages[stage];
+  return recomputed.count({stage, mb, step}) ? info.inputBytes
+                                             : info.savedBytes;
+}
+
+void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
+  if (action.stage < 0 || action.stage >= (int)pipeline.getNumStages())
+    return;
+  unsigned s = action.stage;
+  const PipelineStage &stage = pipeline.stages[s];
+  auto key =
+      std::make_tuple(s, (unsigned)std::max(action.microbatch, 0), action.step);
+  switch (action.kind) {
+  case ActionKind::Forward:
+    add(device, stage.outputBytes, false);
+    break;
+  case ActionKind::Recompute:
+    if (!recomputedHeld.count(key)) {
+      recomputedHeld[key] = stage.savedBytes;
+      add(device, stage.savedBytes, true);
+    }
+    break;
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+  case ActionKind::BackwardWeight:
+    if (loadedStage[s] && !gradBuffer[{s, action.step}]) {
+      gradBuffer[{s, action.step}] = true;
+      add(device, stage.paramBytes, false);
+    }
+    break;
+  case ActionKind::Load:
+    add(device, stage.paramBytes, false);
+    break;
+  case ActionKind::Release:
+    add(device, -(int64_t)stage.paramBytes, false);
+    break;
+  case ActionKind::Prefetch: {
+    int64_t bytes = keptBytes(s, action.microbatch, action.step);
+    kept[key] = bytes;
+    add(device, bytes, true);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
+  if (action.stage < 0 || action.stage >= (int)pipeline.getNumStages())
+    return;
+  unsigned s = action.stage;
+  const PipelineStage &stage = pipeline.stages[s];
+  auto key =
+      std::make_tuple(s, (unsigned)std::max(action.microbatch, 0), action.step);
+  auto freeKept = [&]() {
+    auto it = kept.find(key);
+    if (it != kept.end()) {
+      add(device, -it->second, true);
+      kept.erase(it);
+    }
+    auto rit = recomputedHeld.find(key);
+    if (rit != recomputedHeld.end()) {
+      add(device, -rit->second, true);
+      recomputedHeld.erase(rit);
+    }
+  };
+  switch (action.kind) {
+  case ActionKind::Forward:
+    add(device, -(int64_t)stage.outputBytes, false);
+    if (!schedule.forwardOnly && !kept.count(key)) {
+      int64_t bytes = keptBytes(s, action.microbatch, action.step);
+      kept[key] = bytes;
+      add(device, bytes, true);
+    }
+    break;
+  case ActionKind::Backward:
+  case ActionKind::BackwardWeight:
+    freeKept();
+    break;
+  case ActionKind::Offload: {
+    auto it = kept.find(key);
+    if (it != kept.end()) {
+      add(device, -it->second, true);
+      kept.erase(it);
+    }
+    break;
+  }
+  case ActionKind::Push:
+    if (gradBuffer[{s, action.step}]) {
+      gradBuffer[{s, action.step}] = false;
+      add(device, -(int64_t)stage.paramBytes, false);
+    }
+    break;
+  default:
+    break;
+  }
+}

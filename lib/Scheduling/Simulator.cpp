@@ -1,0 +1,585 @@
+//===- Simulator.cpp - Discrete-event simulation of a schedule ------------===//
+
+#include "pipe/Scheduling/Simulator.h"
+#include "pipe/Scheduling/ScheduleChecker.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+using TransferKey = std::tuple<bool, int, int, int, unsigned>;
+
+TransferKey keyOf(const ScheduleAction &action) {
+  return {action.gradient, action.src, action.dst, action.microbatch,
+          action.step};
+}
+
+struct Interval {
+  double start, end;
+};
+
+/// Total length of the union of `intervals`.
+SmallVector<Interval> unite(SmallVector<Interval> intervals) {
+  llvm::sort(intervals, [](const Interval &a, const Interval &b) {
+    return a.start < b.start;
+  });
+  SmallVector<Interval> merged;
+  for (const Interval &i : intervals) {
+    if (i.end <= i.start)
+      continue;
+    if (!merged.empty() && i.start <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, i.end);
+    else
+      merged.push_back(i);
+  }
+  return merged;
+}
+
+double overlap(ArrayRef<Interval> a, ArrayRef<Interval> b) {
+  double total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    double lo = std::max(a[i].start, b[j].start);
+    double hi = std::min(a[i].end, b[j].end);
+    if (hi > lo)
+      total += hi - lo;
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
+  }
+  return total;
+}
+
+class Simulator {
+public:
+  Simulator(const Pipeline &pipeline, const Schedule &schedule,
+            const MachineModel &machine, const SimulationOptions &options)
+      : pipeline(pipeline), schedule(schedule), machine(machine),
+        options(options) {}
+
+  FailureOr<SimulationReport> run(ScheduleDiagFn diag);
+
+private:
+  struct DeviceState {
+    unsigned pc = 0;
+    double hostTime = 0;
+    double computeFree = 0;
+    double h2dFree = 0, d2hFree = 0;
+    /// When the memory freed by the last release becomes free: a load or
+    /// prefetch issued after a release reuses that memory, so it cannot
+    /// start before the compute that preceded the release is done.
+    double lastRelease = 0;
+    SmallVector<Interval> compute, copies;
+    double h2dBusy = 0, d2hBusy = 0;
+  };
+  struct MemoryEvent {
+    double time;
+    bool isEnd;
+    unsigned device;
+    const ScheduleAction *action;
+  };
+
+  double computeTime(const ScheduleAction &a) const;
+  uint64_t transferBytes(const ScheduleAction &a) const;
+  double hostCopyBytes(const ScheduleAction &a) const;
+  /// Start time of `d`'s next action, or nullopt if it cannot be processed
+  /// yet.
+  std::optional<double> candidate(unsigned d, std::string &why);
+  void process(unsigned d);
+  void traceEvent(const Twine &name, StringRef category, unsigned track,
+                  double start, double end);
+  unsigned linkTrack(unsigned from, unsigned to);
+  void memory(unsigned d, const ScheduleAction &a, double begin, double end) {
+    memoryEvents.push_back({begin, false, d, &a});
+    memoryEvents.push_back({end, true, d, &a});
+  }
+
+  const Pipeline &pipeline;
+  const Schedule &schedule;
+  const MachineModel &machine;
+  const SimulationOptions &options;
+  SimulationReport report;
+  SmallVector<DeviceState> devices;
+  std::map<std::pair<unsigned, unsigned>, double> linkFree;
+  std::map<std::pair<unsigned, unsigned>, unsigned> linkIndex;
+  std::map<TransferKey, double> arrival;
+  std::map<std::pair<unsigned, int>, double> tokenTime;
+  std::map<std::pair<int, unsigned>, double> pushTime;
+  double hostOptimizerFree = 0;
+  double makespan = 0;
+  std::vector<MemoryEvent> memoryEvents;
+};
+} // namespace
+
+double Simulator::computeTime(const ScheduleAction &a) const {
+  const PipelineStage &stage = pipeline.stages[a.stage];
+  switch (a.kind) {
+  case ActionKind::Forward:
+  case ActionKind::Recompute:
+    return stage.forwardTime;
+  case ActionKind::Backward:
+    return stage.getBackwardTime();
+  case ActionKind::BackwardInput:
+    return stage.backwardInputTime;
+  case ActionKind::BackwardWeight:
+    return stage.backwardWeightTime;
+  case ActionKind::Update: {
+    double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
+    return bandwidth > 0
+               ? stage.paramCount * machine.updateBytesPerParam / bandwidth
+               : 0.0;
+  }
+  default:
+    return 0;
+  }
+}
+
+uint64_t Simulator::transferBytes(const ScheduleAction &a) const {
+  int producer = a.gradient ? a.dst : a.src;
+  int consumer = a.gradient ? a.src : a.dst;
+  if (const PipelineEdge *edge = pipeline.findEdge(producer, consumer))
+    return edge->bytes;
+  return 0;
+}
+
+double Simulator::hostCopyBytes(const ScheduleAction &a) const {
+  const PipelineStage &stage = pipeline.stages[a.stage];
+  switch (a.kind) {
+  case ActionKind::Load:
+  case ActionKind::Push:
+    return stage.paramBytes;
+  case ActionKind::Offload:
+  case ActionKind::Prefetch:
+    return stage.inputBytes;
+  default:
+    return 0;
+  }
+}
+
+unsigned Simulator::linkTrack(unsigned from, unsigned to) {
+  auto [it, inserted] = linkIndex.try_emplace({from, to}, linkIndex.size());
+  if (inserted) {
+    report.trackNames.push_back("link " + std::to_string(from) + "->" +
+                                std::to_string(to));
+    LinkSimReport link;
+    link.from = from;
+    link.to = to;
+    report.links.push_back(link);
+  }
+  return 3 * devices.size() + 1 + it->second;
+}
+
+void Simulator::traceEvent(const Twine &name, StringRef category,
+                           unsigned track, double start, double end) {
+  makespan = std::max(makespan, end);
+  if (!options.recordTrace || end <= start)
+    return;
+  report.trace.push_back(
+      {name.str(), category.str(), track, start, end - start});
+}
+
+std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
+  DeviceState &state = devices[d];
+  const ScheduleAction &a = schedule.devices[d][state.pc];
+  double afterCompute = std::max(state.hostTime, state.computeFree);
+  switch (a.kind) {
+  case ActionKind::Recv:
+    if (!arrival.count(keyOf(a))) {
+      why = "its matching send is never issued";
+      return std::nullopt;
+    }
+    return state.hostTime;
+  case ActionKind::Wait: {
+    double time = state.hostTime;
+    for (int t : a.waits) {
+      auto it = tokenTime.find({d, t});
+      if (it == tokenTime.end()) {
+        why = "it waits on a token that never completes";
+        return std::nullopt;
+      }
+      time = std::max(time, it->second);
+    }
+    return time;
+  }
+  case ActionKind::ReduceGrad: {
+    if (a.param < 0 || a.param >= (int)pipeline.sharedParams.size())
+      return afterCompute;
+    double time = 0;
+    for (unsigned s : pipeline.sharedParams[a.param].stages) {
+      unsigned other = pipeline.stages[s].device;
+      DeviceState &os = devices[other];
+      if (os.pc >= schedule.devices[other].size()) {
+        why = "device " + std::to_string(other) +
+              " never reaches the same gradient reduction";
+        return std::nullopt;
+      }
+      const ScheduleAction &oa = schedule.devices[other][os.pc];
+      if (oa.kind != ActionKind::ReduceGrad || oa.param != a.param ||
+          oa.step != a.step) {
+        why = "device " + std::to_string(other) +
+              " is not at the same gradient reduction";
+        return std::nullopt;
+      }
+      time = std::max(time, std::max(os.hostTime, os.computeFree));
+    }
+    return time;
+  }
+  case ActionKind::Load:
+  case ActionKind::Prefetch:
+    return std::max({state.hostTime, state.h2dFree, state.lastRelease});
+  case ActionKind::Push:
+  case ActionKind::Offload:
+    return std::max(afterCompute, state.d2hFree);
+  case ActionKind::HostUpdate: {
+    auto it = pushTime.find({a.stage, a.step});
+    double push = it == pushTime.end() ? state.hostTime : it->second;
+    return std::max({state.hostTime, push, hostOptimizerFree});
+  }
+  default:
+    return afterCompute;
+  }
+}
+
+void Simulator::process(unsigned d) {
+  DeviceState &state = devices[d];
+  const ScheduleAction &a = schedule.devices[d][state.pc];
+  std::string why;
+  double start = *candidate(d, why);
+  double afterCompute = std::max(state.hostTime, state.computeFree);
+  std::string label = a.describe(pipeline);
+  if (label.compare(0, 5, "pipe.") == 0)
+    label = label.substr(5);
+  unsigned numDevices = devices.size();
+  auto complete = [&](double time) {
+    if (a.token >= 0)
+      tokenTime[{d, a.token}] = time;
+  };
+  switch (a.kind) {
+  case ActionKind::Forward:
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+  case ActionKind::BackwardWeight:
+  case ActionKind::Recompute:
+  case ActionKind::Update: {
+    double end = start + computeTime(a);
+    state.computeFree = end;
+    state.compute.push_back({start, end});
+    traceEvent(label, "compute", d, start, end);
+    memory(d, a, start, end);
+    makespan = std::max(makespan, end);
+    break;
+  }
+  case ActionKind::ReduceGrad: {
+    const SharedParam &param = pipeline.sharedParams[a.param];
+    std::set<unsigned> participants;
+    for (unsigned s : param.stages)
+      participants.insert(pipeline.stages[s].device);
+    double k = participants.size();
+    double duration = 0;
+    if (k > 1) {
+      unsigned first = *participants.begin(), second = *++participants.begin();
+      const MachineModel::Link &link = machine.getLink(first, second);
+      duration = link.getTime(2 * (k - 1) / k * param.bytes);
+    }
+    // Every participant runs it at once; all of them advance here.
+    for (unsigned other : participants) {
+      DeviceState &os = devices[other];
+      os.computeFree = start + duration;
+      os.compute.push_back({start, start + duration});
+      traceEvent(label, "collective", other, start, start + duration);
+      if (other != d)
+        ++os.pc;
+    }
+    makespan = std::max(makespan, start + duration);
+    break;
+  }
+  case ActionKind::Send: {
+    unsigned to = pipeline.stages[a.dst].device;
+    const MachineModel::Link &link = machine.getLink(d, to);
+    double &free = linkFree[{d, to}];
+    double begin = std::max(start, free);
+    double end = begin + link.getTime(transferBytes(a));
+    free = end;
+    arrival[keyOf(a)] = end;
+    complete(end);
+    unsigned track = linkTrack(d, to);
+    LinkSimReport &lr = report.links[linkIndex[{d, to}]];
+    lr.busyTime += end - begin;
+    lr.bytes += transferBytes(a);
+    traceEvent(label, "transfer", track, begin, end);
+    break;
+  }
+  case ActionKind::Recv:
+    complete(arrival[keyOf(a)]);
+    break;
+  case ActionKind::Wait:
+    state.hostTime = start;
+    break;
+  case ActionKind::Load:
+  case ActionKind::Prefetch: {
+    double end = start + machine.hostToDevice.getTime(hostCopyBytes(a));
+    state.h2dFree = end;
+    state.h2dBusy += end - start;
+    state.copies.push_back({start, end});
+    complete(end);
+    traceEvent(label, "h2d", numDevices + 2 * d, start, end);
+    memory(d, a, start, end);
+    break;
+  }
+  case ActionKind::Push:
+  case ActionKind::Offload: {
+    double end = start + machine.deviceToHost.getTime(hostCopyBytes(a));
+    state.d2hFree = end;
+    state.d2hBusy += end - start;
+    state.copies.push_back({start, end});
+    complete(end);
+    if (a.kind == ActionKind::Push)
+      pushTime[{a.stage, a.step}] = end;
+    traceEvent(label, "d2h", numDevices + 2 * d + 1, start, end);
+    memory(d, a, start, end);
+    break;
+  }
+  case ActionKind::HostUpdate: {
+    const PipelineStage &stage = pipeline.stages[a.stage];
+    double rate = machine.optimizerParamsPerSecond;
+    double end = start + (rate > 0 ? stage.paramCount / rate : 0.0);
+    hostOptimizerFree = end;
+    report.hostOptimizerBusy += end - start;
+    complete(end);
+    traceEvent(label, "host", 3 * numDevices, start, end);
+    break;
+  }
+  case ActionKind::Release:
+    state.lastRelease = afterCompute;
+    memory(d, a, afterCompute, afterCompute);
+    break;
+  }
+  ++state.pc;
+}
+
+FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
+  unsigned numDevices = schedule.devices.size();
+  devices.resize(numDevices);
+  report.kind = schedule.kind;
+  report.steps = schedule.steps;
+  report.microbatches = schedule.microbatches;
+  for (unsigned d = 0; d < numDevices; ++d)
+    report.trackNames.push_back("device " + std::to_string(d) + " compute");
+  for (unsigned d = 0; d < numDevices; ++d) {
+    report.trackNames.push_back("device " + std::to_string(d) + " h2d copy");
+    report.trackNames.push_back("device " + std::to_string(d) + " d2h copy");
+  }
+  report.trackNames.push_back("host optimizer");
+
+  while (true) {
+    int best = -1;
+    double bestTime = 0;
+    bool unfinished = false;
+    for (unsigned d = 0; d < numDevices; ++d) {
+      if (devices[d].pc >= schedule.devices[d].size())
+        continue;
+      unfinished = true;
+      std::string why;
+      std::optional<double> time = candidate(d, why);
+      if (time && (best < 0 || *time < bestTime)) {
+        best = d;
+        bestTime = *time;
+      }
+    }
+    if (!unfinished)
+      break;
+    if (best < 0) {
+      for (unsigned d = 0; d < numDevices; ++d) {
+        if (devices[d].pc >= schedule.devices[d].size())
+          continue;
+        std::string why;
+        (void)candidate(d, why);
+        diag("the schedule deadlocks: device " + Twine(d) + " is stuck at " +
+             schedule.devices[d][devices[d].pc].describe(pipeline) +
+             " because " + why);
+        return failure();
+      }
+    }
+    process(best);
+  }
+
+  // Memory, replayed in time order (frees before allocations at equal
+  // times).
+  MemoryTracker tracker(pipeline, schedule, machine);
+  llvm::stable_sort(memoryEvents,
+                    [](const MemoryEvent &a, const MemoryEvent &b) {
+                      if (a.time != b.time)
+                        return a.time < b.time;
+                      return a.isEnd > b.isEnd;
+                    });
+  for (const MemoryEvent &event : memoryEvents) {
+    if (event.isEnd)
+      tracker.end(event.device, *event.action);
+    else
+      tracker.begin(event.device, *event.action);
+  }
+
+  report.totalTime = makespan;
+  report.stepTime = makespan / std::max(1u, schedule.steps);
+  if (makespan > 0)
+    report.throughput = double(schedule.microbatches) * options.microbatchSize *
+                        schedule.steps / makespan;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    DeviceState &state = devices[d];
+    DeviceSimReport dr;
+    SmallVector<Interval> compute = unite(state.compute);
+    for (const Interval &i : compute)
+      dr.busyTime += i.end - i.start;
+    dr.bubbleFraction = makespan > 0 ? 1 - dr.busyTime / makespan : 0;
+    // Idle gaps of the compute stream within the run.
+    SmallVector<Interval> idle;
+    double cursor = 0;
+    for (const Interval &i : compute) {
+      if (i.start > cursor)
+        idle.push_back({cursor, i.start});
+      cursor = std::max(cursor, i.end);
+    }
+    if (cursor < makespan)
+      idle.push_back({cursor, makespan});
+    dr.exposedCopyTime = overlap(idle, unite(state.copies));
+    dr.h2dBusy = state.h2dBusy;
+    dr.d2hBusy = state.d2hBusy;
+    dr.peakMemory = tracker.getPeak(d);
+    dr.peakActivations = tracker.getPeakActivations(d);
+    dr.capacity = machine.getDevice(d).memoryBytes;
+    report.devices.push_back(dr);
+  }
+  for (LinkSimReport &link : report.links)
+    link.utilisation = makespan > 0 ? link.busyTime / makespan : 0;
+  return std::move(report);
+}
+
+FailureOr<SimulationReport>
+mlir::pipe::simulate(const Pipeline &pipeline, const Schedule &schedule,
+                     const MachineModel &machine,
+                     const SimulationOptions &options, ScheduleDiagFn diag) {
+  return Simulator(pipeline, schedule, machine, options).run(diag);
+}
+
+//===----------------------------------------------------------------------===//
+// Reports
+//===----------------------------------------------------------------------===//
+
+double SimulationReport::getMaxBubbleFraction() const {
+  double result = 0;
+  for (const DeviceSimReport &device : devices)
+    result = std::max(result, device.bubbleFraction);
+  return result;
+}
+
+void SimulationReport::writeJSON(llvm::raw_ostream &os) const {
+  llvm::json::OStream json(os, 2);
+  writeJSON(json);
+  os << "\n";
+}
+
+void SimulationReport::writeJSON(llvm::json::OStream &json) const {
+  json.object([&] {
+    json.attribute("kind", kind);
+    json.attribute("microbatches", (int64_t)microbatches);
+    json.attribute("steps", (int64_t)steps);
+    json.attribute("total_time_s", totalTime);
+    json.attribute("step_time_s", stepTime);
+    json.attribute("throughput_samples_per_s", throughput);
+    json.attribute("host_optimizer_busy_s", hostOptimizerBusy);
+    json.attributeArray("devices", [&] {
+      for (unsigned d = 0; d < devices.size(); ++d) {
+        const DeviceSimReport &dr = devices[d];
+        json.object([&] {
+          json.attribute("device", (int64_t)d);
+          json.attribute("busy_s", dr.busyTime);
+          json.attribute("bubble_fraction", dr.bubbleFraction);
+          json.attribute("peak_memory_bytes", dr.peakMemory);
+          json.attribute("peak_activation_bytes", dr.peakActivations);
+          if (dr.capacity != std::numeric_limits<uint64_t>::max())
+            json.attribute("capacity_bytes", (int64_t)dr.capacity);
+          json.attribute("exposed_copy_s", dr.exposedCopyTime);
+          json.attribute("h2d_busy_s", dr.h2dBusy);
+          json.attribute("d2h_busy_s", dr.d2hBusy);
+        });
+      }
+    });
+    json.attributeArray("links", [&] {
+      for (const LinkSimReport &link : links)
+        json.object([&] {
+          json.attribute("from", (int64_t)link.from);
+          json.attribute("to", (int64_t)link.to);
+          json.attribute("busy_s", link.busyTime);
+          json.attribute("utilisation", link.utilisation);
+          json.attribute("bytes", (int64_t)link.bytes);
+        });
+    });
+  });
+}
+
+void SimulationReport::writeChromeTrace(llvm::raw_ostream &os) const {
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attribute("displayTimeUnit", "ms");
+    json.attributeArray("traceEvents",
+                        [&] { writeTraceEvents(json, 0, kind); });
+  });
+  os << "\n";
+}
+
+void SimulationReport::writeTraceEvents(llvm::json::OStream &json, unsigned pid,
+                                        StringRef processName) const {
+  json.object([&] {
+    json.attribute("name", "process_name");
+    json.attribute("ph", "M");
+    json.attribute("pid", (int64_t)pid);
+    json.attributeObject("args", [&] { json.attribute("name", processName); });
+  });
+  for (unsigned t = 0; t < trackNames.size(); ++t)
+    json.object([&] {
+      json.attribute("name", "thread_name");
+      json.attribute("ph", "M");
+      json.attribute("pid", (int64_t)pid);
+      json.attribute("tid", (int64_t)t);
+      json.attributeObject("args",
+                           [&] { json.attribute("name", trackNames[t]); });
+    });
+  for (const TraceEvent &event : trace)
+    json.object([&] {
+      json.attribute("name", event.name);
+      json.attribute("cat", event.category);
+      json.attribute("ph", "X");
+      json.attribute("pid", (int64_t)pid);
+      json.attribute("tid", (int64_t)event.track);
+      json.attribute("ts", event.start * 1e6);
+      json.attribute("dur", event.duration * 1e6);
+    });
+}
+
+void SimulationReport::print(llvm::raw_ostream &os) const {
+  os << "schedule " << kind << ": " << microbatches << " micro-batches, "
+     << steps << " step(s)\n";
+  os << llvm::format("  step time: %.6g s, throughput: %.6g samples/s\n",
+                     stepTime, throughput);
+  for (unsigned d = 0; d < devices.size(); ++d) {
+    const DeviceSimReport &dr = devices[d];
+    os << llvm::format("  device %u: busy %.6g s, bubble %.4f, peak memory "
+                       "%lld bytes (activations %lld), exposed copy %.6g s\n",
+                       d, dr.busyTime, dr.bubbleFraction,
+                       (long long)dr.peakMemory, (long long)dr.peakActivations,
+                       dr.exposedCopyTime);
+  }
+  for (const LinkSimReport &link : links)
+    os << llvm::format("  link %u->%u: %llu bytes, utilisation %.4f\n",
+                       link.from, link.to, (unsigned long long)link.bytes,
+                       link.utilisation);
+  if (hostOptimizerBusy > 0)
+    os << llvm::format("  host optimizer busy %.6g s\n", hostOptimizerBusy);
+}

@@ -1,0 +1,39 @@
+// RUN: pipe-opt %s -split-input-file -verify-diagnostics --pipe-partition="devices=2 text-report=" -o /dev/null
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="algorithm=nope text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALGO
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="schedule=zigzag text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHED
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="device-model=/nonexistent.json text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
+
+// ALGO: pipe-partition: unknown algorithm 'nope' (known: exact, mixed, seq)
+// SCHED: pipe-partition: unknown schedule 'zigzag' (expected gpipe, 1f1b or pipedream-async)
+// MODEL: pipe-partition: device model '/nonexistent.json'
+
+pipe.param @w : tensor<8x8xf32>
+
+pipe.block @nocost params(%w: tensor<8x8xf32>) (%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  pipe.return %x : tensor<4x8xf32>
+}
+
+pipe.graph @g(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'pipe.run' op runs block @nocost, which has no #pipe.cost; run --pipe-annotate-costs first}}
+  %a = pipe.run "a" @nocost(%x) params [@w] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  pipe.return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// A 4 GiB parameter with AdamW needs 16 GiB on its device; an RTX 2080 Ti
+// has 11 GB.
+pipe.param @big : tensor<32768x32768xf32>
+
+pipe.block @b params(%w: tensor<32768x32768xf32>) (%x: tensor<4x8xf32>) -> tensor<4x8xf32>
+    attributes {cost = #pipe.cost<forward_flops = 100, backward_input_flops = 100,
+                backward_weight_flops = 100, param_bytes = 4294967296,
+                saved_bytes = 0, output_bytes = 128>} {
+  pipe.return %x : tensor<4x8xf32>
+}
+
+// expected-error @+1 {{pipe-partition: mixed: no partition of 1 blocks over 2 devices fits in memory (10.24 GiB usable per device, adamw optimizer, gpipe schedule with 8 micro-batches); a contiguous split needs at least 16.00 GiB per device (17179869184 B); no partition fits in less than 16.00 GiB per device (17179869184 B)}}
+pipe.graph @g(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = pipe.run "a" @b(%x) params [@big] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  pipe.return %a : tensor<4x8xf32>
+}

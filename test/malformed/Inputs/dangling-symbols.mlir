@@ -1,0 +1,2 @@
+pipe.schedule @s placement @nowhere kind "gpipe" microbatches 1 {
+}

@@ -1,0 +1,1 @@
+pipe.param @w : tensor<99999999999999999999xf32>

@@ -1,0 +1,1 @@
+pipe.param @Ã( : tensor<4xf32>

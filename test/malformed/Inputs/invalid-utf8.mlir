@@ -1,0 +1,1 @@
+pipe.param @wÿþ : tensor<4xf32>

@@ -1,0 +1,2 @@
+pipe.schedule @s placement @s kind "gpipe" microbatches 1 {
+}

@@ -1,0 +1,3 @@
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    pipe.forward @s0 mb

@@ -1,0 +1,1 @@
+pipe.param @e frozen : tensor<4xf32> external("w.safet

@@ -1,0 +1,1 @@
+pipe.param @w : tensor<4x

@@ -1,0 +1,2 @@
+pipe.param @w : tensor<4xf32> = dense<0.0>
+}}}])>>

@@ -1,0 +1,1 @@
+pipe.frobnicate @w

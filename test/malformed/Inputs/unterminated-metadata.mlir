@@ -1,0 +1,3 @@
+pipe.param @w : tensor<4xf32>
+{-#
+  dialect_resources: {

@@ -1,0 +1,5 @@
+pipe.graph @g() {
+  pipe.return
+}
+pipe.placement @p graph @g devices 0 {
+}

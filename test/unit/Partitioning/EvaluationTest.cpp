@@ -1,0 +1,300 @@
+//===- EvaluationTest.cpp - The partitioning model and objective ----------===//
+
+#include "pipe/Partitioning/Evaluation.h"
+#include "pipe/Partitioning/Algorithms.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace mlir::pipe::partitioning;
+
+namespace {
+
+constexpr uint64_t GiB = 1ull << 30;
+
+/// A chain of `n` blocks of 1 GFLOP forward and 2 GFLOP backward on 1
+/// TFLOP/s devices (1 ms + 2 ms), each saving `saved` bytes and owning a
+/// parameter of `paramBytes`.
+BlockGraph makeChain(unsigned n, uint64_t saved = 0, uint64_t paramBytes = 0,
+                     uint64_t edgeBytes = 0) {
+  BlockGraph graph;
+  for (unsigned i = 0; i < n; ++i) {
+    BlockNode node;
+    node.name = "b" + std::to_string(i);
+    node.forwardFlops = 1e9;
+    node.backwardInputFlops = 1e9;
+    node.backwardWeightFlops = 1e9;
+    node.savedBytes = saved;
+    if (paramBytes)
+      node.params.push_back(
+          graph.addParam("w" + std::to_string(i), paramBytes));
+    graph.addNode(node);
+    if (i > 0)
+      graph.addEdge(i - 1, i, edgeBytes);
+  }
+  EXPECT_FALSE(bool(graph.finalize()));
+  return graph;
+}
+
+PartitionProblem makeProblem(const BlockGraph &graph, unsigned devices,
+                             ScheduleFamily family, unsigned m,
+                             uint64_t memory = 64 * GiB,
+                             double bandwidth = 1e10) {
+  PartitionProblem problem;
+  problem.graph = &graph;
+  problem.cluster = ClusterInfo::uniform(devices, memory, 1e12, bandwidth);
+  problem.schedule.family = family;
+  problem.schedule.microbatches = m;
+  problem.memory = TrainingMemory::adamw();
+  return problem;
+}
+
+/// Stage i holds block i on device i % devices.
+Partition onePerStage(unsigned n, unsigned devices) {
+  Partition p;
+  for (unsigned i = 0; i < n; ++i) {
+    p.stageOf.push_back(i);
+    p.deviceOf.push_back(i % devices);
+  }
+  return p;
+}
+
+TEST(PartitionProblem, FinalizeOrdersAndRejectsCycles) {
+  BlockGraph graph;
+  for (int i = 0; i < 3; ++i)
+    graph.addNode(BlockNode{"n" + std::to_string(i)});
+  graph.addEdge(2, 0, 4);
+  graph.addEdge(0, 1, 4);
+  ASSERT_FALSE(bool(graph.finalize()));
+  EXPECT_EQ(graph.getTopologicalOrder(), llvm::ArrayRef<unsigned>({2, 0, 1}));
+  EXPECT_EQ(graph.getTopologicalPosition(1), 2u);
+  graph.addEdge(1, 2, 4);
+  llvm::Error err = graph.finalize();
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("cycle"), std::string::npos);
+}
+
+TEST(PartitionProblem, FinalizeRejectsBadIndices) {
+  BlockGraph graph;
+  BlockNode node{"a"};
+  node.params.push_back(3);
+  graph.addNode(node);
+  llvm::Error err = graph.finalize();
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("parameter #3"),
+            std::string::npos);
+}
+
+TEST(PartitionProblem, OptimizerMultipliers) {
+  EXPECT_EQ(TrainingMemory::sgd().getBytesPerTrainableByte(), 2);
+  EXPECT_EQ(TrainingMemory::adamw().getBytesPerTrainableByte(), 4);
+  EXPECT_LT(TrainingMemory::adafactor().getBytesPerTrainableByte(), 2.1);
+  EXPECT_FALSE(TrainingMemory::lookup("lion"));
+  EXPECT_EQ(TrainingMemory::lookup("adamw")->stateCopies, 2);
+}
+
+TEST(PartitionProblem, ActivationsInFlight) {
+  ScheduleModel s;
+  s.microbatches = 4;
+  s.family = ScheduleFamily::GPipe;
+  EXPECT_EQ(s.getActivationsInFlight(7), 4u);
+  s.family = ScheduleFamily::OneFOneB;
+  EXPECT_EQ(s.getActivationsInFlight(7), 4u);
+  EXPECT_EQ(s.getActivationsInFlight(2), 2u);
+  s.family = ScheduleFamily::Async;
+  EXPECT_EQ(s.getActivationsInFlight(7), 7u);
+  EXPECT_EQ(s.getWeightVersions(7), 1u);
+  s.weightStashing = true;
+  EXPECT_EQ(s.getWeightVersions(7), 7u);
+  EXPECT_EQ(ScheduleModel::parseFamily("pipedream-async"),
+            ScheduleFamily::Async);
+  EXPECT_FALSE(ScheduleModel::parseFamily("nope"));
+}
+
+// GPipe's closed form: p equal stages of time t, m micro-batches, free
+// communication: (m + p - 1) t. Async: m t.
+TEST(Evaluation, ClosedFormsWithoutCommunication) {
+  for (unsigned p : {1u, 2u, 4u})
+    for (unsigned m : {1u, 4u, 8u}) {
+      BlockGraph graph = makeChain(p);
+      PartitionProblem problem =
+          makeProblem(graph, p, ScheduleFamily::GPipe, m);
+      Partition part = onePerStage(p, p);
+      Evaluation e = evaluate(problem, part);
+      double t = 3e-3;
+      EXPECT_NEAR(e.bottleneckSeconds, t, 1e-12);
+      EXPECT_NEAR(e.pathSeconds, p * t, 1e-12);
+      EXPECT_NEAR(e.stepSeconds, (m + p - 1) * t, 1e-12);
+      problem.schedule.family = ScheduleFamily::Async;
+      EXPECT_NEAR(evaluate(problem, part).stepSeconds, m * t, 1e-12);
+    }
+}
+
+// Communication hides behind compute per direction; only the excess shows.
+TEST(Evaluation, NonOverlappedCommunication) {
+  // 1 ms forward, 2 ms backward, edges of 1.5e7 bytes at 1e10 B/s = 1.5 ms.
+  BlockGraph graph = makeChain(2, 0, 0, 15000000);
+  PartitionProblem problem = makeProblem(graph, 2, ScheduleFamily::Async, 1);
+  Evaluation e = evaluate(problem, onePerStage(2, 2));
+  // 1 + 2 + (1.5 - 1) + 0 ms on each device.
+  EXPECT_NEAR(e.devices[0].costSeconds, 3.5e-3, 1e-12);
+  EXPECT_NEAR(e.devices[1].costSeconds, 3.5e-3, 1e-12);
+  EXPECT_EQ(e.commBytesPerMicrobatch, 15000000u);
+  // Path: both stages plus the edge both ways.
+  EXPECT_NEAR(e.pathSeconds, 6e-3 + 3e-3, 1e-12);
+  // On one device nothing crosses.
+  Partition same({0, 1}, {0, 0});
+  Evaluation e2 = evaluate(problem, same);
+  EXPECT_EQ(e2.commBytesPerMicrobatch, 0u);
+  EXPECT_NEAR(e2.devices[0].costSeconds, 6e-3, 1e-12);
+}
+
+TEST(Evaluation, MemoryPerSchedule) {
+  // 4 blocks, 1 MiB saved each, 1 MiB parameters each, 4 stages on 4
+  // devices: stage s has height 4 - s.
+  const uint64_t MiB = 1 << 20;
+  BlockGraph graph = makeChain(4, MiB, MiB);
+  Partition part = onePerStage(4, 4);
+  for (auto [family, m] : {std::pair{ScheduleFamily::GPipe, 8u},
+                           std::pair{ScheduleFamily::OneFOneB, 2u},
+                           std::pair{ScheduleFamily::Async, 8u}}) {
+    PartitionProblem problem = makeProblem(graph, 4, family, m);
+    Evaluation e = evaluate(problem, part);
+    for (unsigned s = 0; s < 4; ++s) {
+      unsigned h = 4 - s;
+      unsigned inFlight = family == ScheduleFamily::GPipe      ? m
+                          : family == ScheduleFamily::OneFOneB ? std::min(m, h)
+                                                               : h;
+      EXPECT_EQ(e.stages[s].height, h);
+      EXPECT_EQ(e.devices[s].memoryBytes, 4 * MiB + inFlight * MiB)
+          << "stage " << s;
+    }
+  }
+  // Weight stashing keeps h versions of the weights.
+  PartitionProblem problem = makeProblem(graph, 4, ScheduleFamily::Async, 8);
+  problem.schedule.weightStashing = true;
+  Evaluation e = evaluate(problem, part);
+  EXPECT_EQ(e.devices[0].memoryBytes, 4 * MiB + 3 * MiB + 4 * MiB);
+  // Over capacity is infeasible.
+  problem.cluster = ClusterInfo::uniform(4, 10 * MiB, 1e12, 1e10);
+  EXPECT_FALSE(evaluate(problem, part).fitsMemory);
+}
+
+// Stage recomputation: non-sink stages keep their inputs per micro-batch
+// in flight plus one micro-batch's saved activations, and pay the forward
+// again in the backward.
+TEST(Evaluation, StageRecomputation) {
+  const uint64_t MiB = 1 << 20;
+  BlockGraph graph = makeChain(3, 8 * MiB, 0, MiB);
+  PartitionProblem problem = makeProblem(graph, 3, ScheduleFamily::GPipe, 4);
+  problem.schedule.recompute = true;
+  Evaluation e = evaluate(problem, onePerStage(3, 3));
+  EXPECT_TRUE(e.stages[0].recomputed);
+  EXPECT_FALSE(e.stages[2].recomputed);
+  EXPECT_EQ(e.devices[0].activationMemoryBytes, 8 * MiB);
+  EXPECT_EQ(e.devices[1].activationMemoryBytes, 4 * MiB + 8 * MiB);
+  EXPECT_EQ(e.devices[2].activationMemoryBytes, 4 * 8 * MiB);
+  EXPECT_NEAR(e.stages[1].backwardSeconds, 3e-3, 1e-12);
+  EXPECT_NEAR(e.stages[2].backwardSeconds, 2e-3, 1e-12);
+}
+
+TEST(Evaluation, SharedParametersCountOnceAndReduce) {
+  // Blocks 0 and 2 read the same 4 MB parameter (tied embedding).
+  BlockGraph graph;
+  unsigned w = graph.addParam("wte", 4000000);
+  for (int i = 0; i < 3; ++i) {
+    BlockNode node{"n" + std::to_string(i)};
+    node.forwardFlops = 1e9;
+    if (i != 1)
+      node.params.push_back(w);
+    graph.addNode(node);
+  }
+  graph.addEdge(0, 1, 0);
+  graph.addEdge(1, 2, 0);
+  ASSERT_FALSE(bool(graph.finalize()));
+  PartitionProblem problem = makeProblem(graph, 2, ScheduleFamily::GPipe, 1,
+                                         64 * GiB, /*bandwidth=*/1e9);
+  problem.memory = TrainingMemory::sgd();
+
+  // Both readers on device 0 (two stages there): held once, no reduction.
+  Evaluation same = evaluate(problem, Partition({0, 1, 2}, {0, 1, 0}));
+  EXPECT_EQ(same.devices[0].paramBytes, 4000000u);
+  EXPECT_EQ(same.devices[0].paramMemoryBytes, 8000000u);
+  EXPECT_EQ(same.numSplitParams, 0u);
+  EXPECT_EQ(same.reductionSeconds, 0);
+
+  // Split across devices: each holds it and its gradient is all-reduced:
+  // 2 (k-1)/k bytes / bandwidth = 4 ms for k = 2.
+  Evaluation split = evaluate(problem, Partition({0, 0, 1}, {0, 1}));
+  EXPECT_EQ(split.devices[1].paramBytes, 4000000u);
+  EXPECT_EQ(split.numSplitParams, 1u);
+  EXPECT_NEAR(split.reductionSeconds, 4e-3, 1e-12);
+  EXPECT_EQ(split.reductionBytes, 8000000u);
+  EXPECT_NEAR(split.stepSeconds - split.analyticStepSeconds, 0, 1e-15);
+}
+
+TEST(Evaluation, DetectsCyclesAndIgnoresEmptyStages) {
+  BlockGraph graph = makeChain(3);
+  PartitionProblem problem = makeProblem(graph, 2, ScheduleFamily::GPipe, 2);
+  // Blocks 0 and 2 in one stage, block 1 in another: 0 -> 1 -> 2 cycles.
+  Evaluation e = evaluate(problem, Partition({0, 1, 0}, {0, 1}));
+  EXPECT_FALSE(e.acyclic);
+  EXPECT_FALSE(e.isFeasible());
+  Partition withEmpty({0, 2, 2}, {0, 1, 1});
+  Evaluation e2 = evaluate(problem, withEmpty);
+  EXPECT_TRUE(e2.isFeasible());
+  withEmpty.canonicalize(graph);
+  EXPECT_EQ(withEmpty.getNumStages(), 2u);
+  EXPECT_EQ(withEmpty.stageOf, (std::vector<unsigned>{0, 1, 1}));
+}
+
+TEST(Evaluation, RankingPrefersFeasibleThenTimeThenCommunication) {
+  Evaluation a, b;
+  a.stepSeconds = b.stepSeconds = 1;
+  a.commBytesPerMicrobatch = 10;
+  b.commBytesPerMicrobatch = 20;
+  EXPECT_TRUE(isBetter(a, b, 4));
+  EXPECT_FALSE(isBetter(b, a, 4));
+  b.stepSeconds = 0.5;
+  EXPECT_TRUE(isBetter(b, a, 4));
+  b.fitsMemory = false;
+  EXPECT_TRUE(isBetter(a, b, 4));
+  // An unplayable candidate (infinite step) loses to any finite one.
+  Evaluation c = a;
+  c.stepSeconds = HUGE_VAL;
+  c.commBytesPerMicrobatch = 0;
+  EXPECT_TRUE(isBetter(a, c, 4));
+  EXPECT_FALSE(isBetter(c, a, 4));
+}
+
+TEST(StageFormation, NonAdjacentStagesShareADevice) {
+  BlockGraph graph = makeChain(4);
+  PartitionProblem problem = makeProblem(graph, 2, ScheduleFamily::GPipe, 4);
+  Partition p = formStages(problem, {0, 0, 1, 0});
+  EXPECT_EQ(p.stageOf, (std::vector<unsigned>{0, 0, 1, 2}));
+  EXPECT_EQ(p.deviceOf, (std::vector<unsigned>{0, 1, 0}));
+  EXPECT_TRUE(evaluate(problem, p).acyclic);
+}
+
+TEST(StageFormation, MergesParallelBranchesOnOneDevice) {
+  // A diamond 0 -> {1, 2} -> 3 with only 1 on device 1: 2 joins 0's stage,
+  // but 3 may not (1 lies between them), so device 0 hosts two stages.
+  BlockGraph graph;
+  for (int i = 0; i < 4; ++i)
+    graph.addNode(BlockNode{"n" + std::to_string(i)});
+  graph.addEdge(0, 1, 1);
+  graph.addEdge(0, 2, 1);
+  graph.addEdge(1, 3, 1);
+  graph.addEdge(2, 3, 1);
+  ASSERT_FALSE(bool(graph.finalize()));
+  PartitionProblem problem = makeProblem(graph, 2, ScheduleFamily::GPipe, 4);
+  Partition p = formStages(problem, {0, 1, 0, 0});
+  // 0 and 2 join; 3 cannot join {0, 2} (1 is in between on device 1).
+  EXPECT_EQ(p.getNumStages(), 3u);
+  EXPECT_EQ(p.stageOf[0], p.stageOf[2]);
+  EXPECT_NE(p.stageOf[3], p.stageOf[0]);
+  EXPECT_TRUE(evaluate(problem, p).acyclic);
+}
+
+} // namespace
