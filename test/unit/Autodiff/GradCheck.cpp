@@ -6,6 +6,7 @@
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -50,7 +51,7 @@ ArgSpec specOf(StringRef name, Type type) {
 }
 
 const char *kLowering =
-    "pipe-lower-graph-to-func,pipe-f32-to-f64,"
+    "pipe-f32-to-f64,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
@@ -113,6 +114,16 @@ CompiledGraph::CompiledGraph(const std::string &source,
     llvm::raw_string_ostream ir(diffIR);
     module->print(ir);
   }
+  auto toFunc = PassManager::on<ModuleOp>(&context);
+  if (failed(parsePassPipeline("pipe-lower-graph-to-func", toFunc)) ||
+      failed(toFunc.run(*module))) {
+    errorText = "pipe-lower-graph-to-func failed:\n" + diagnostics;
+    return;
+  }
+  // C wrappers for every function, so that tests can call lowered blocks.
+  module->walk([&](func::FuncOp fn) {
+    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  });
   auto lower = PassManager::on<ModuleOp>(&context);
   if (failed(parsePassPipeline(kLowering, lower)) ||
       failed(lower.run(*module))) {

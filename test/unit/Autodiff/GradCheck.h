@@ -70,6 +70,16 @@ public:
               const std::vector<HostTensor> &inputs,
               std::vector<HostTensor> &grads);
 
+  /// Calls any lowered function (a block lowered to `func.func @<block>`, or
+  /// an entry point) with `args`; every result is a float tensor (f64 after
+  /// pipe-f32-to-f64) of the given shape. Used for bit-exact comparisons of
+  /// block outputs.
+  void invoke(const std::string &fn, const std::vector<HostTensor> &args,
+              const std::vector<std::vector<int64_t>> &resultShapes,
+              std::vector<HostTensor> &results) {
+    call(fn, args, {}, resultShapes, results);
+  }
+
 private:
   void call(const std::string &fn, const std::vector<HostTensor> &params,
             const std::vector<HostTensor> &inputs,
