@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/JSON.h"
@@ -486,19 +487,45 @@ mlir::pipe::estimateRegionCost(Region &body, unsigned numParams,
 
   llvm::SmallSetVector<Value, 16> saved;
   bool failedOp = false;
+  // Ops inside loops (scf.for, ...) run once per iteration: each loop's
+  // multiplier is its static trip count times that of its enclosing loops.
+  // A loop without a static trip count cannot be costed.
+  DenseMap<Operation *, uint64_t> loopMultiplier;
+  auto multiplierOf = [&](Operation *op) -> uint64_t {
+    Operation *parent = op->getParentOp();
+    if (!parent || parent == body.getParentOp())
+      return 1;
+    auto it = loopMultiplier.find(parent);
+    return it == loopMultiplier.end() ? 1 : it->second;
+  };
   body.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    uint64_t times = multiplierOf(op);
+    if (auto loop = dyn_cast<LoopLikeOpInterface>(op)) {
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      if (!trips) {
+        op->emitOpError("has no static trip count; the cost model needs "
+                        "loops with constant bounds");
+        failedOp = true;
+        return WalkResult::interrupt();
+      }
+      loopMultiplier[op] = satMul(times, trips->getLimitedValue());
+    } else if (op->getNumRegions() != 0) {
+      loopMultiplier[op] = times;
+    }
     FailureOr<OpCost> cost = estimateOpCost(op, origins, options);
     if (failed(cost)) {
       failedOp = true;
       return WalkResult::interrupt();
     }
-    total.forwardFlops = satAdd(total.forwardFlops, cost->forwardFlops);
-    total.backwardInputFlops =
-        satAdd(total.backwardInputFlops, cost->backwardInputFlops);
-    total.backwardWeightFlops =
-        satAdd(total.backwardWeightFlops, cost->backwardWeightFlops);
-    total.bytesRead = satAdd(total.bytesRead, cost->bytesRead);
-    total.bytesWritten = satAdd(total.bytesWritten, cost->bytesWritten);
+    total.forwardFlops =
+        satAdd(total.forwardFlops, satMul(times, cost->forwardFlops));
+    total.backwardInputFlops = satAdd(total.backwardInputFlops,
+                                      satMul(times, cost->backwardInputFlops));
+    total.backwardWeightFlops = satAdd(
+        total.backwardWeightFlops, satMul(times, cost->backwardWeightFlops));
+    total.bytesRead = satAdd(total.bytesRead, satMul(times, cost->bytesRead));
+    total.bytesWritten =
+        satAdd(total.bytesWritten, satMul(times, cost->bytesWritten));
 
     // Values that depend on the block's inputs must be kept; values that
     // depend on parameters only are re-derived from the resident weights,

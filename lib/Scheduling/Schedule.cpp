@@ -226,6 +226,19 @@ void ScheduleBuilder::reduceSharedFor(unsigned stage, unsigned step) {
   }
 }
 
+void ScheduleBuilder::reduce(unsigned device, unsigned param, unsigned step) {
+  auto &done = reduced[{device, step}];
+  done.resize(pipeline.sharedParams.size(), false);
+  if (param >= done.size() || done[param])
+    return;
+  done[param] = true;
+  ScheduleAction action;
+  action.kind = ActionKind::ReduceGrad;
+  action.param = param;
+  action.step = step;
+  append(device, std::move(action));
+}
+
 void ScheduleBuilder::finishStep(unsigned device, unsigned step) {
   flush(device);
   if (schedule.forwardOnly)
@@ -257,11 +270,10 @@ Schedule ScheduleBuilder::take() {
   return std::move(schedule);
 }
 
-Schedule
-mlir::pipe::lowerComputeOrders(const Pipeline &pipeline, StringRef kind,
-                               unsigned microbatches, unsigned steps,
-                               bool forwardOnly, bool recompute,
-                               ArrayRef<SmallVector<ComputeItem>> orders) {
+Schedule mlir::pipe::lowerComputeOrders(
+    const Pipeline &pipeline, StringRef kind, unsigned microbatches,
+    unsigned steps, bool forwardOnly, bool recompute,
+    ArrayRef<SmallVector<ComputeItem>> orders, bool asynchronous) {
   ScheduleBuilder builder(pipeline, kind, microbatches, steps, forwardOnly);
   for (unsigned d = 0; d < orders.size(); ++d) {
     ArrayRef<ComputeItem> order = orders[d];
@@ -280,6 +292,10 @@ mlir::pipe::lowerComputeOrders(const Pipeline &pipeline, StringRef kind,
         again.kind = ActionKind::Recompute;
         builder.compute(again);
       }
+      if (item.kind == ActionKind::ReduceGrad) {
+        builder.reduce(d, item.param, item.step);
+        continue;
+      }
       if (item.kind == ActionKind::Update) {
         // Outstanding sends carry activations and gradients, not weights:
         // the update need not wait for them (and waiting could deadlock
@@ -290,12 +306,13 @@ mlir::pipe::lowerComputeOrders(const Pipeline &pipeline, StringRef kind,
       }
       builder.compute(item);
       bool lastOfStep = laterMinStep[i + 1] > item.step;
-      if (lastOfStep && !llvm::any_of(order, [&](const ComputeItem &other) {
+      if (lastOfStep && !asynchronous &&
+          !llvm::any_of(order, [&](const ComputeItem &other) {
             return other.kind == ActionKind::Update;
           }))
         builder.finishStep(d, item.step);
     }
-    if (order.empty() && !forwardOnly)
+    if (order.empty() && !forwardOnly && !asynchronous)
       for (unsigned step = 0; step < steps; ++step)
         builder.finishStep(d, step);
   }

@@ -81,7 +81,8 @@ FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
 
 SmallVector<SmallVector<ComputeItem>>
 mlir::pipe::listSchedule(const Pipeline &pipeline, unsigned microbatches,
-                         const ListSchedulingPolicy &policy, unsigned step) {
+                         const ListSchedulingPolicy &policy, unsigned step,
+                         ListScheduleTrace *trace) {
   unsigned numStages = pipeline.getNumStages();
   unsigned numDevices = pipeline.numDevices;
   enum Phase { F = 0, B = 1, W = 2 };
@@ -103,6 +104,12 @@ mlir::pipe::listSchedule(const Pipeline &pipeline, unsigned microbatches,
   SmallVector<SmallVector<unsigned>> stagesOf(numDevices);
   for (unsigned d = 0; d < numDevices; ++d)
     stagesOf[d] = pipeline.getStagesOnDevice(d);
+  if (trace) {
+    trace->pick.assign(numDevices, {});
+    trace->start.assign(numDevices, {});
+    trace->finish.assign(numDevices, {});
+  }
+  unsigned picked = 0;
 
   auto duration = [&](Phase phase, unsigned s) {
     const PipelineStage &stage = pipeline.stages[s];
@@ -202,6 +209,12 @@ mlir::pipe::listSchedule(const Pipeline &pipeline, unsigned microbatches,
     finish[task.phase][task.stage][task.mb] = end;
     freeAt[bestDevice] = end;
     orders[bestDevice].push_back(itemOf(task));
+    if (trace) {
+      trace->pick[bestDevice].push_back(picked);
+      trace->start[bestDevice].push_back(bestTime);
+      trace->finish[bestDevice].push_back(end);
+    }
+    ++picked;
     --remaining;
     if (task.phase == F) {
       ++nextForward[task.stage];

@@ -132,3 +132,50 @@ func.func @scalar(%w: f32 {pipe.param = "w"}) -> f32 {
 func.func @empty_name(%w: tensor<2xf32> {pipe.param = ""}) -> tensor<2xf32> {
   return %w : tensor<2xf32>
 }
+
+// -----
+
+// Hostile inputs: each is lifted or reported with a location, never a
+// crash. A zero-size blob for a non-empty weight:
+func.func @forward(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{weight 'empty_blob' has a dense_resource blob 'empty_blob' of 0 bytes, but 'tensor<4xf32>' needs 16 bytes}}
+  %w = arith.constant dense_resource<empty_blob> : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.add ins(%a, %w : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+{-# dialect_resources: { builtin: { empty_blob: "0x04000000" } } #-}
+
+// -----
+
+// An empty weight with an empty blob is consistent (and below
+// min-elements); an empty module, a 0-d weight, an i1 weight and weights
+// read inside nested regions or across basic blocks are fine.
+module {
+}
+
+// -----
+
+func.func @forward(%a: tensor<0xf32>, %c: i1) -> tensor<0xf32> {
+  %z = arith.constant dense_resource<zero_elems> : tensor<0xf32>
+  %s = arith.constant {pipe.param = "scale"} dense<2.0> : tensor<f32>
+  %m = arith.constant {pipe.param = "mask"} dense<[true, false]> : tensor<2xi1>
+  %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %a) -> tensor<0xf32> {
+    %e = tensor.empty() : tensor<0xf32>
+    %x = linalg.add ins(%acc, %z : tensor<0xf32>, tensor<0xf32>) outs(%e : tensor<0xf32>) -> tensor<0xf32>
+    %y = tensor.extract %w[%c0] : tensor<4xf32>
+    %t = tensor.extract %s[] : tensor<f32>
+    %b = tensor.extract %m[%c0] : tensor<2xi1>
+    scf.yield %x : tensor<0xf32>
+  }
+  cf.cond_br %c, ^bb1, ^bb2
+^bb1:
+  %v = tensor.extract %w[%c1] : tensor<4xf32>
+  cf.br ^bb2
+^bb2:
+  return %r : tensor<0xf32>
+}
+{-# dialect_resources: { builtin: { zero_elems: "0x04000000" } } #-}

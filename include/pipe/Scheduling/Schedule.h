@@ -91,6 +91,9 @@ struct ComputeItem {
   unsigned microbatch = 0;
   unsigned step = 0;
   int version = -1;
+  /// ReduceGrad items (asynchronous orders): index into
+  /// Pipeline::sharedParams; `stage` is then unused.
+  int param = -1;
 };
 
 /// Helps generators write well-formed action lists: token numbering, waits
@@ -122,6 +125,9 @@ public:
   /// Reduces the shared parameters `stage` reads that are not yet reduced in
   /// `step` on its device.
   void reduceSharedFor(unsigned stage, unsigned step);
+  /// Reduces shared parameter `param` of `step` on `device` unless that is
+  /// already done.
+  void reduce(unsigned device, unsigned param, unsigned step);
 
   /// Flushes every device and returns the schedule.
   Schedule take();
@@ -140,10 +146,15 @@ private:
 /// ScheduleBuilder::compute, inserting recomputes before backwards when
 /// `recompute` is set (never on sink stages, whose forward just ran), and
 /// the end of each step after the device's last item of that step.
+/// `asynchronous` orders interleave steps and carry their own Update and
+/// ReduceGrad items: no step ends are added (their waits on outstanding
+/// sends could block a receive of a later step another device needs
+/// first); outstanding sends are waited on at the end of the list.
 Schedule lowerComputeOrders(const Pipeline &pipeline, llvm::StringRef kind,
                             unsigned microbatches, unsigned steps,
                             bool forwardOnly, bool recompute,
-                            ArrayRef<SmallVector<ComputeItem>> orders);
+                            ArrayRef<SmallVector<ComputeItem>> orders,
+                            bool asynchronous = false);
 
 } // namespace mlir::pipe
 

@@ -89,10 +89,20 @@ struct ListSchedulingPolicy {
   std::function<std::array<int64_t, 4>(const ComputeItem &)> priority;
 };
 
-/// Per-device compute orders for one step.
+/// When the list scheduler played each task, parallel to its per-device
+/// orders: `pick` numbers the tasks in the order the scheduler chose them
+/// (a topological order of the data dependencies, by non-decreasing start
+/// time), `start` and `finish` are the simulated times.
+struct ListScheduleTrace {
+  SmallVector<SmallVector<unsigned>> pick;
+  SmallVector<SmallVector<double>> start, finish;
+};
+
+/// Per-device compute orders for one step; fills `trace` when given.
 SmallVector<SmallVector<ComputeItem>>
 listSchedule(const Pipeline &pipeline, unsigned microbatches,
-             const ListSchedulingPolicy &policy, unsigned step = 0);
+             const ListSchedulingPolicy &policy, unsigned step = 0,
+             ListScheduleTrace *trace = nullptr);
 
 } // namespace mlir::pipe
 

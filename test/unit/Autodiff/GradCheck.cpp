@@ -5,8 +5,8 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -63,7 +63,8 @@ const char *kLowering =
 
 CompiledGraph::CompiledGraph(const std::string &source,
                              const std::string &recompute,
-                             const std::string &graphName)
+                             const std::string &graphName,
+                             const std::string &afterDifferentiate)
     : graph(graphName) {
   initializeOnce();
   DialectRegistry registry;
@@ -105,6 +106,8 @@ CompiledGraph::CompiledGraph(const std::string &source,
 
   auto differentiate = PassManager::on<ModuleOp>(&context);
   std::string first = "pipe-differentiate{recompute=" + recompute + "}";
+  if (!afterDifferentiate.empty())
+    first += "," + afterDifferentiate;
   if (failed(parsePassPipeline(first, differentiate)) ||
       failed(differentiate.run(*module))) {
     errorText = "pipe-differentiate failed:\n" + diagnostics;

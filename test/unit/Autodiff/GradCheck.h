@@ -51,8 +51,11 @@ struct InitSpec {
 class CompiledGraph {
 public:
   /// Compiles `source`; on failure `error()` says why (diagnostics included).
+  /// `afterDifferentiate` is a pass pipeline run right after
+  /// pipe-differentiate (e.g. "pipe-precision{gemm=bf16}"), empty for none.
   CompiledGraph(const std::string &source, const std::string &recompute,
-                const std::string &graphName = "g");
+                const std::string &graphName = "g",
+                const std::string &afterDifferentiate = "");
   ~CompiledGraph();
 
   bool ok() const { return engine != nullptr; }

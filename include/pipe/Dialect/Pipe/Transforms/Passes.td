@@ -335,6 +335,36 @@ def PipeF32ToF64 : Pass<"pipe-f32-to-f64", "ModuleOp"> {
   }];
 }
 
+def PipePrecision : Pass<"pipe-precision", "ModuleOp"> {
+  let summary = "Runs GEMM-like linalg ops with bf16/f16 operands, f32 "
+                "accumulation";
+  let description = [{
+    Mixed-precision policy. Every GEMM-like op (a `linalg.generic` with a
+    reduction loop whose yield is `acc + a * b`, `a` and `b` read from two
+    different f32 input tensors that each have a loop the other lacks, so
+    matmuls, batched/attention contractions and their backward generics; named
+    contractions are generalized first) gets those two operands truncated to
+    the `gemm` type by an elementwise `arith.truncf` generic, and its body
+    extends them back with `arith.extf`: the multiply-add and the output
+    stay f32. Softmax, norms, reductions of one tensor and the loss
+    (`sum(y * w)` with equal maps) are not GEMM-like and stay f32; parameters
+    stay f32 (master weights), the casts are inside blocks. `gemm=f32`
+    changes nothing. Run after `pipe-differentiate` so that backward GEMMs
+    are converted too and accumulate in f32. See docs/autodiff.md.
+
+    ```
+    pipe-opt m.mlir --pipe-differentiate --pipe-precision="gemm=bf16"
+    ```
+  }];
+  let options = [
+    Option<"gemm", "gemm", "std::string", /*default=*/"\"f32\"",
+           "Operand type of GEMM-like ops: bf16, f16 or f32 (no change)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Placement and scheduling
 //===----------------------------------------------------------------------===//
