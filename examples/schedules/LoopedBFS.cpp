@@ -35,17 +35,9 @@ public:
           forward ? depth[item.stage] : -(int64_t)depth[item.stage];
       return {forward ? 0 : 1, stageRank, (int64_t)item.microbatch, 0};
     };
-    SmallVector<SmallVector<ComputeItem>> orders(pipeline.numDevices);
-    for (unsigned step = 0; step < options.steps; ++step) {
-      auto stepOrders =
-          listSchedule(pipeline, options.microbatches, policy, step);
-      for (unsigned d = 0; d < orders.size(); ++d)
-        orders[d].append(stepOrders[d]);
-    }
-    // Sends, receives, waits, shared-gradient reductions and updates.
-    return lowerComputeOrders(pipeline, getName(), options.microbatches,
-                              options.steps, options.forwardOnly,
-                              options.recompute, orders);
+    // List-schedule each step, then add sends, receives, waits,
+    // shared-gradient reductions and updates.
+    return scheduleStepsWithPolicy(pipeline, getName(), options, policy);
   }
 };
 } // namespace

@@ -121,6 +121,28 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   return pipeline;
 }
 
+FailureOr<PlacedPipeline> mlir::pipe::buildPlacedPipeline(PlacementOp placement,
+                                                          GraphOp graph,
+                                                          StringRef deviceModel,
+                                                          Operation *diagOp) {
+  FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
+  if (failed(stages))
+    return failure();
+  std::string error;
+  FailureOr<MachineModel> machine =
+      MachineModel::lookup(deviceModel, placement.getDevices(),
+                           [&](const Twine &m) { error = m.str(); });
+  if (failed(machine)) {
+    diagOp->emitError(error);
+    return failure();
+  }
+  FailureOr<Pipeline> pipeline = buildPipeline(placement, *stages, *machine);
+  if (failed(pipeline))
+    return failure();
+  return PlacedPipeline{std::move(*stages), std::move(*machine),
+                        std::move(*pipeline)};
+}
+
 FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
                                              const Pipeline &pipeline,
                                              const StageGraph &stages) {

@@ -32,16 +32,7 @@ public:
       return {isForward ? 1 : 0, -(int64_t)depth[item.stage],
               (int64_t)item.microbatch, (int64_t)item.stage};
     };
-    SmallVector<SmallVector<ComputeItem>> orders(pipeline.numDevices);
-    for (unsigned step = 0; step < options.steps; ++step) {
-      auto stepOrders =
-          listSchedule(pipeline, options.microbatches, policy, step);
-      for (unsigned d = 0; d < orders.size(); ++d)
-        orders[d].append(stepOrders[d]);
-    }
-    return lowerComputeOrders(pipeline, getName(), options.microbatches,
-                              options.steps, options.forwardOnly,
-                              options.recompute, orders);
+    return scheduleStepsWithPolicy(pipeline, getName(), options, policy);
   }
 };
 } // namespace

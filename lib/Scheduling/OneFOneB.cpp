@@ -22,25 +22,8 @@ public:
   FailureOr<Schedule> generate(const Pipeline &pipeline,
                                const ScheduleOptions &options,
                                ScheduleDiagFn diag) const override {
-    SmallVector<unsigned> height = pipeline.getHeights();
-    ListSchedulingPolicy policy;
-    policy.forwardOnly = options.forwardOnly;
-    policy.maxInFlight = [&](unsigned s) { return height[s]; };
-    policy.priority = [](const ComputeItem &item) -> std::array<int64_t, 4> {
-      bool isForward = item.kind == ActionKind::Forward;
-      return {isForward ? 1 : 0, (int64_t)item.microbatch, (int64_t)item.stage,
-              0};
-    };
-    SmallVector<SmallVector<ComputeItem>> orders(pipeline.numDevices);
-    for (unsigned step = 0; step < options.steps; ++step) {
-      auto stepOrders =
-          listSchedule(pipeline, options.microbatches, policy, step);
-      for (unsigned d = 0; d < orders.size(); ++d)
-        orders[d].append(stepOrders[d]);
-    }
-    return lowerComputeOrders(pipeline, getName(), options.microbatches,
-                              options.steps, options.forwardOnly,
-                              options.recompute, orders);
+    return scheduleStepsWithPolicy(pipeline, getName(), options,
+                                   makeOneFOneBPolicy(pipeline, options));
   }
 };
 } // namespace

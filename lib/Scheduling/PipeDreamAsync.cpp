@@ -28,15 +28,7 @@ public:
                                ScheduleDiagFn diag) const override {
     unsigned m = options.microbatches;
     unsigned steps = options.steps;
-    SmallVector<unsigned> height = pipeline.getHeights();
-    ListSchedulingPolicy policy;
-    policy.forwardOnly = options.forwardOnly;
-    policy.maxInFlight = [&](unsigned s) { return height[s]; };
-    policy.priority = [](const ComputeItem &item) -> std::array<int64_t, 4> {
-      bool isForward = item.kind == ActionKind::Forward;
-      return {isForward ? 1 : 0, (int64_t)item.microbatch, (int64_t)item.stage,
-              0};
-    };
+    ListSchedulingPolicy policy = makeOneFOneBPolicy(pipeline, options);
     // One long 1F1B over all steps' micro-batches, then split back.
     ListScheduleTrace trace;
     auto streamed = listSchedule(pipeline, m * steps, policy, 0, &trace);

@@ -1,12 +1,11 @@
 //===- Placement.cpp - Placement algorithms and their registry ------------===//
 
 #include "pipe/Scheduling/Placement.h"
+#include "pipe/Support/NamedFactoryRegistry.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -72,13 +71,10 @@ public:
   }
 };
 
-struct Registry {
-  std::mutex mutex;
-  llvm::StringMap<PlacementAlgorithmFactory> factories;
+/// The built-in algorithms, then whatever is added at run time.
+struct Registry : NamedFactoryRegistry<PlacementAlgorithm> {
   Registry() {
-    factories["balanced"] = [] {
-      return std::make_unique<BalancedPlacement>();
-    };
+    add("balanced", [] { return std::make_unique<BalancedPlacement>(); });
   }
 };
 Registry &getRegistry() {
@@ -89,25 +85,14 @@ Registry &getRegistry() {
 
 bool mlir::pipe::registerPlacementAlgorithm(StringRef name,
                                             PlacementAlgorithmFactory factory) {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  return registry.factories.try_emplace(name, std::move(factory)).second;
+  return getRegistry().add(name, std::move(factory));
 }
 
 std::unique_ptr<PlacementAlgorithm>
 mlir::pipe::createPlacementAlgorithm(StringRef name) {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  auto it = registry.factories.find(name);
-  return it == registry.factories.end() ? nullptr : it->second();
+  return getRegistry().create(name);
 }
 
 SmallVector<std::string> mlir::pipe::getPlacementAlgorithmNames() {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  SmallVector<std::string> names;
-  for (const auto &entry : registry.factories)
-    names.push_back(entry.getKey().str());
-  llvm::sort(names);
-  return names;
+  return getRegistry().getNames();
 }

@@ -212,18 +212,8 @@ void ScheduleBuilder::compute(const ComputeItem &item) {
 
 void ScheduleBuilder::reduceSharedFor(unsigned stage, unsigned step) {
   unsigned device = pipeline.stages[stage].device;
-  auto &done = reduced[{device, step}];
-  done.resize(pipeline.sharedParams.size(), false);
-  for (unsigned p : pipeline.getSharedParamsOf(stage)) {
-    if (done[p])
-      continue;
-    done[p] = true;
-    ScheduleAction action;
-    action.kind = ActionKind::ReduceGrad;
-    action.param = p;
-    action.step = step;
-    append(device, std::move(action));
-  }
+  for (unsigned p : pipeline.getSharedParamsOf(stage))
+    reduce(device, p, step);
 }
 
 void ScheduleBuilder::reduce(unsigned device, unsigned param, unsigned step) {
@@ -245,21 +235,11 @@ void ScheduleBuilder::finishStep(unsigned device, unsigned step) {
     return;
   // Every device reduces in the order of Pipeline::sharedParams, so the
   // collectives line up across devices.
-  auto &done = reduced[{device, step}];
-  done.resize(pipeline.sharedParams.size(), false);
-  for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p) {
-    bool here = llvm::any_of(pipeline.sharedParams[p].stages, [&](unsigned s) {
-      return pipeline.stages[s].device == device;
-    });
-    if (!here || done[p])
-      continue;
-    done[p] = true;
-    ScheduleAction action;
-    action.kind = ActionKind::ReduceGrad;
-    action.param = p;
-    action.step = step;
-    append(device, std::move(action));
-  }
+  for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p)
+    if (llvm::any_of(pipeline.sharedParams[p].stages, [&](unsigned s) {
+          return pipeline.stages[s].device == device;
+        }))
+      reduce(device, p, step);
   for (unsigned s : pipeline.getStagesOnDevice(device))
     append(device, ActionKind::Update, s, -1, step);
 }

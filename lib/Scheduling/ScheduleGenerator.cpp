@@ -2,12 +2,11 @@
 //===//
 
 #include "pipe/Scheduling/ScheduleGenerator.h"
+#include "pipe/Support/NamedFactoryRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -15,11 +14,10 @@ using namespace mlir::pipe;
 ScheduleGenerator::~ScheduleGenerator() = default;
 
 namespace {
-struct Registry {
-  std::mutex mutex;
-  llvm::StringMap<ScheduleGeneratorFactory> factories;
+/// The built-in kinds of Generators.def, then whatever is added at run time.
+struct Registry : NamedFactoryRegistry<ScheduleGenerator> {
   Registry() {
-#define PIPE_SCHEDULE_GENERATOR(NAME, FACTORY) factories[NAME] = FACTORY;
+#define PIPE_SCHEDULE_GENERATOR(NAME, FACTORY) add(NAME, FACTORY);
 #include "pipe/Scheduling/Generators.def"
   }
 };
@@ -31,29 +29,16 @@ Registry &getRegistry() {
 
 bool mlir::pipe::registerScheduleGenerator(StringRef name,
                                            ScheduleGeneratorFactory factory) {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  return registry.factories.try_emplace(name, std::move(factory)).second;
+  return getRegistry().add(name, std::move(factory));
 }
 
 std::unique_ptr<ScheduleGenerator>
 mlir::pipe::createScheduleGenerator(StringRef name) {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  auto it = registry.factories.find(name);
-  if (it == registry.factories.end())
-    return nullptr;
-  return it->second();
+  return getRegistry().create(name);
 }
 
 SmallVector<std::string> mlir::pipe::getScheduleGeneratorNames() {
-  Registry &registry = getRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  SmallVector<std::string> names;
-  for (const auto &entry : registry.factories)
-    names.push_back(entry.getKey().str());
-  llvm::sort(names);
-  return names;
+  return getRegistry().getNames();
 }
 
 FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
@@ -225,4 +210,35 @@ mlir::pipe::listSchedule(const Pipeline &pipeline, unsigned microbatches,
     }
   }
   return orders;
+}
+
+ListSchedulingPolicy
+mlir::pipe::makeOneFOneBPolicy(const Pipeline &pipeline,
+                               const ScheduleOptions &options) {
+  ListSchedulingPolicy policy;
+  policy.forwardOnly = options.forwardOnly;
+  policy.maxInFlight = [height = pipeline.getHeights()](unsigned s) {
+    return height[s];
+  };
+  policy.priority = [](const ComputeItem &item) -> std::array<int64_t, 4> {
+    bool isForward = item.kind == ActionKind::Forward;
+    return {isForward ? 1 : 0, (int64_t)item.microbatch, (int64_t)item.stage,
+            0};
+  };
+  return policy;
+}
+
+Schedule
+mlir::pipe::scheduleStepsWithPolicy(const Pipeline &pipeline, StringRef kind,
+                                    const ScheduleOptions &options,
+                                    const ListSchedulingPolicy &policy) {
+  SmallVector<SmallVector<ComputeItem>> orders(pipeline.numDevices);
+  for (unsigned step = 0; step < options.steps; ++step) {
+    auto stepOrders =
+        listSchedule(pipeline, options.microbatches, policy, step);
+    for (unsigned d = 0; d < orders.size(); ++d)
+      orders[d].append(stepOrders[d]);
+  }
+  return lowerComputeOrders(pipeline, kind, options.microbatches, options.steps,
+                            options.forwardOnly, options.recompute, orders);
 }

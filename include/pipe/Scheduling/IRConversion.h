@@ -26,6 +26,22 @@ FailureOr<Pipeline> buildPipeline(PlacementOp placement,
                                   const StageGraph &stages,
                                   const MachineModel &machine);
 
+/// What the passes derive from a placement to schedule or simulate it.
+struct PlacedPipeline {
+  StageGraph stages;
+  MachineModel machine;
+  Pipeline pipeline;
+};
+
+/// Builds the stage graph of `placement` over `graph`, looks up the machine
+/// model `deviceModel` (a preset name or a JSON file) for the placement's
+/// devices, and builds the pipeline with it. Emits a diagnostic and fails
+/// when any of them fails; machine-model errors go on `diagOp`.
+FailureOr<PlacedPipeline> buildPlacedPipeline(PlacementOp placement,
+                                              GraphOp graph,
+                                              StringRef deviceModel,
+                                              Operation *diagOp);
+
 /// Reads a schedule's actions through ActionOpInterface. Each action keeps
 /// its op for diagnostics.
 FailureOr<Schedule> readSchedule(ScheduleOp schedule, const Pipeline &pipeline,

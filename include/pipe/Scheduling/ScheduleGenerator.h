@@ -104,6 +104,20 @@ listSchedule(const Pipeline &pipeline, unsigned microbatches,
              const ListSchedulingPolicy &policy, unsigned step = 0,
              ListScheduleTrace *trace = nullptr);
 
+/// The 1F1B policy: each stage keeps at most its height (stages from it to
+/// the end of the pipeline) of micro-batches in flight, and a device prefers
+/// a ready backward, then the earliest micro-batch, then the lowest stage.
+ListSchedulingPolicy makeOneFOneBPolicy(const Pipeline &pipeline,
+                                        const ScheduleOptions &options);
+
+/// The schedule of a synchronous kind given by its policy: list-schedules
+/// each of `options.steps` flushed steps of `options.microbatches`, then
+/// adds transfers, waits, shared-gradient reductions and updates
+/// (lowerComputeOrders) under the name `kind`.
+Schedule scheduleStepsWithPolicy(const Pipeline &pipeline, llvm::StringRef kind,
+                                 const ScheduleOptions &options,
+                                 const ListSchedulingPolicy &policy);
+
 } // namespace mlir::pipe
 
 #endif // PIPE_SCHEDULING_SCHEDULEGENERATOR_H

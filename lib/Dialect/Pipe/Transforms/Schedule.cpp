@@ -44,23 +44,12 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
             << placement.getGraph() << " does not resolve";
         return signalPassFailure();
       }
-      FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
-      if (failed(stages))
+      FailureOr<PlacedPipeline> placed =
+          buildPlacedPipeline(placement, graph, deviceModel, placement);
+      if (failed(placed))
         return signalPassFailure();
-      std::string error;
-      FailureOr<MachineModel> machine =
-          MachineModel::lookup(deviceModel, placement.getDevices(),
-                               [&](const Twine &m) { error = m.str(); });
-      if (failed(machine)) {
-        placement.emitError(error);
-        return signalPassFailure();
-      }
-      FailureOr<Pipeline> pipeline =
-          buildPipeline(placement, *stages, *machine);
-      if (failed(pipeline))
-        return signalPassFailure();
-      FailureOr<Schedule> schedule =
-          generateSchedule(kind, *pipeline, options, [&](const Twine &message) {
+      FailureOr<Schedule> schedule = generateSchedule(
+          kind, placed->pipeline, options, [&](const Twine &message) {
             placement.emitError("cannot schedule placement @")
                 << placement.getSymName() << " as '" << kind
                 << "': " << message;
@@ -75,8 +64,9 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
         unique = name + "_" + std::to_string(i);
       OpBuilder builder(module.getContext());
       builder.setInsertionPointToEnd(module.getBody());
-      ScheduleOp op = writeSchedule(builder, placement.getLoc(), unique,
-                                    placement, *stages, *pipeline, *schedule);
+      ScheduleOp op =
+          writeSchedule(builder, placement.getLoc(), unique, placement,
+                        placed->stages, placed->pipeline, *schedule);
       symbols.insert(op);
     }
     if (!found) {

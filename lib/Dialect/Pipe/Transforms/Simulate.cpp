@@ -31,46 +31,37 @@ struct SimulatePass : public pipe::impl::PipeSimulateBase<SimulatePass> {
         scheduleOp.emitOpError("has no resolvable placement and graph");
         return signalPassFailure();
       }
-      FailureOr<StageGraph> stages = StageGraph::build(placement, graph);
-      if (failed(stages))
-        return signalPassFailure();
-      std::string error;
-      FailureOr<MachineModel> machine =
-          MachineModel::lookup(deviceModel, placement.getDevices(),
-                               [&](const Twine &m) { error = m.str(); });
-      if (failed(machine)) {
-        scheduleOp.emitError(error);
-        return signalPassFailure();
-      }
       // Times come from the model's compute rates either way; `ideal`
       // drops communication, copies and optimizer costs.
-      FailureOr<Pipeline> pipeline =
-          buildPipeline(placement, *stages, *machine);
-      if (failed(pipeline))
+      FailureOr<PlacedPipeline> placed =
+          buildPlacedPipeline(placement, graph, deviceModel, scheduleOp);
+      if (failed(placed))
         return signalPassFailure();
+      MachineModel &machine = placed->machine;
       if (ideal) {
         MachineModel free = MachineModel::makeIdeal(placement.getDevices());
         for (unsigned d = 0; d < free.devices.size(); ++d)
-          free.devices[d].memoryBytes = machine->getDevice(d).memoryBytes;
-        *machine = free;
+          free.devices[d].memoryBytes = machine.getDevice(d).memoryBytes;
+        machine = free;
       }
       FailureOr<Schedule> schedule =
-          readSchedule(scheduleOp, *pipeline, *stages);
+          readSchedule(scheduleOp, placed->pipeline, placed->stages);
       if (failed(schedule))
         return signalPassFailure();
       SimulationOptions options;
       options.microbatchSize = microbatchSize;
       options.recordTrace = !traceFile.empty();
-      FailureOr<SimulationReport> report = simulate(
-          *pipeline, *schedule, *machine, options, [&](const Twine &message) {
-            scheduleOp.emitError("cannot simulate schedule @")
-                << scheduleOp.getSymName() << ": " << message;
-          });
+      FailureOr<SimulationReport> report =
+          simulate(placed->pipeline, *schedule, machine, options,
+                   [&](const Twine &message) {
+                     scheduleOp.emitError("cannot simulate schedule @")
+                         << scheduleOp.getSymName() << ": " << message;
+                   });
       if (failed(report))
         return signalPassFailure();
       if (reportFile.empty()) {
-        llvm::outs() << "@" << scheduleOp.getSymName() << " on "
-                     << machine->name << ": ";
+        llvm::outs() << "@" << scheduleOp.getSymName() << " on " << machine.name
+                     << ": ";
         report->print(llvm::outs());
       }
       reports.push_back({scheduleOp.getSymName().str(), std::move(*report)});
