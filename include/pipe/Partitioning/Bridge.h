@@ -1,5 +1,5 @@
 //===- Bridge.h - Problems from IR, device models, simulator -*- C++ -*-===//
-//C++ -*-===//
+// C++ -*-===//
 //
 // Connects the plain C++ partitioning model to the rest of the project:
 // block graphs from a `pipe.graph` with `#pipe.cost` blocks, clusters from

@@ -3,8 +3,8 @@
 #ifndef PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_H
 #define PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_H
 
-#include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "mlir/Pass/Pass.h"
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
 
 namespace mlir::pipe {
 
