@@ -192,17 +192,6 @@ struct pipe_rt_host_optimizer {
 
 extern "C" {
 
-const char *pipe_rt_status_string(int status) {
-  switch (status) {
-  case PIPE_RT_OK:
-    return "ok";
-  case PIPE_RT_INVALID_ARGUMENT:
-    return "invalid argument";
-  default:
-    return "unknown status";
-  }
-}
-
 pipe_rt_host_optimizer *pipe_rt_host_optimizer_create(unsigned numThreads) {
   if (numThreads == 0)
     numThreads = std::thread::hardware_concurrency();

@@ -14,24 +14,14 @@
 #ifndef PIPE_RUNTIME_HOSTOPTIMIZER_H
 #define PIPE_RUNTIME_HOSTOPTIMIZER_H
 
+#include "pipe/Runtime/Status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/// Status codes returned by every function of the host optimizer.
-typedef enum pipe_rt_status {
-  PIPE_RT_OK = 0,
-  /// A null pointer, unknown enum value, step < 1 or an SGD configuration
-  /// that torch.optim.SGD rejects (nesterov without momentum or with
-  /// dampening).
-  PIPE_RT_INVALID_ARGUMENT = 1,
-} pipe_rt_status;
-
-/// Returns a static, human-readable name for a status code.
-const char *pipe_rt_status_string(int status);
 
 typedef enum pipe_rt_grad_dtype {
   PIPE_RT_GRAD_F32 = 0,
