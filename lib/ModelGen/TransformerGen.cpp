@@ -284,6 +284,10 @@ private:
                          return fn(nb, l, a[0]);
                        });
   }
+  struct ShiftedExp {
+    Value shifted, exp, sum;
+  };
+  ShiftedExp shiftedExp(Value x);
   Value softmaxLast(Value x);
   /// Multi-head attention core on projected q [B,Sq,inner], k/v [B,Sk,inner].
   /// Returns merged heads [B,Sq,inner].
@@ -691,8 +695,9 @@ Value ModelBuilder::gelu(Value x, GeluApprox approx) {
   });
 }
 
-Value ModelBuilder::softmaxLast(Value x) {
-  // torch's _softmax decomposition: amax, sub, exp, sum, div.
+/// The shared prefix of softmax and log-softmax over the last dimension, in
+/// torch's decomposition order: x - amax(x), its exp, and the sum of that.
+ModelBuilder::ShiftedExp ModelBuilder::shiftedExp(Value x) {
   Value negInf = cstF(llvm::APFloat::getInf(sem(), /*Negative=*/true));
   Value mx = reduceLast(x, negInf,
                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -709,7 +714,13 @@ Value ModelBuilder::softmaxLast(Value x) {
                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                            return arith::AddFOp::create(nb, l, a[0], a[1]);
                          });
-  return elementwise({e, sum}, ft,
+  return {shifted, e, sum};
+}
+
+Value ModelBuilder::softmaxLast(Value x) {
+  // torch's _softmax decomposition: amax, sub, exp, sum, div.
+  ShiftedExp se = shiftedExp(x);
+  return elementwise({se.exp, se.sum}, ft,
                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        return arith::DivFOp::create(nb, l, a[0], a[1]);
                      });
@@ -846,23 +857,9 @@ Value ModelBuilder::relativeBias(Value table, int64_t sq, int64_t sk,
 Value ModelBuilder::crossEntropy(Value logits, Value labels) {
   site("loss.log_softmax");
   int64_t n = shapeOf(logits)[0];
-  Value negInf = cstF(llvm::APFloat::getInf(sem(), /*Negative=*/true));
-  Value mx = reduceLast(logits, negInf,
-                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          return arith::MaximumFOp::create(nb, l, a[0], a[1]);
-                        });
-  Value shifted = elementwise(
-      {logits, mx}, ft, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::SubFOp::create(nb, l, a[0], a[1]);
-      });
-  Value e = unary(shifted, [](OpBuilder &nb, Location l, Value v) -> Value {
-    return math::ExpOp::create(nb, l, v);
-  });
-  Value sum = reduceLast(e, cstF(0.0),
-                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                           return arith::AddFOp::create(nb, l, a[0], a[1]);
-                         });
-  Value lse = unary(sum, [](OpBuilder &nb, Location l, Value v) -> Value {
+  ShiftedExp se = shiftedExp(logits);
+  Value shifted = se.shifted;
+  Value lse = unary(se.sum, [](OpBuilder &nb, Location l, Value v) -> Value {
     return math::LogOp::create(nb, l, v);
   });
   Value logp = elementwise(
