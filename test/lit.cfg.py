@@ -22,6 +22,11 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
 tools = ["pipe-opt"]
 tools.append("pipe-gen")
+tools.extend(["pipe-compile", "pipe-runner"])
+# The host back end (test/e2e): pipe-runner is a plain CMake executable built
+# in its own directory (it links only the runtime), not in bin/.
+tool_dirs.append(os.path.join(config.pipe_obj_root, "tools", "pipe-runner"))
+tools.extend(["pipe-compile", "pipe-runner"])
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # MLIR's runtime support libraries for mlir-runner (next to the LLVM tools).
 config.substitutions.append(

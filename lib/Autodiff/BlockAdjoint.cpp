@@ -473,11 +473,16 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     parts.push_back(weightPart);
 
   // Saved activations: forward results the backward ops read, except those
-  // computable without the block's arguments (constants, fills).
+  // computable without the block's inputs (constants, fills, and values of
+  // the parameters alone such as a transposed weight). Those are recomputed
+  // by the backward from the parameters it is given: this saves memory (as
+  // the cost model assumes) and makes an asynchronous backward that is given
+  // newer weights (pipedream-async weights=stale) really use them.
   std::map<ForwardValueKey, Type> saved;
   if (policy == RecomputePolicy::SaveAll) {
-    DenseSet<Value> argDependent(fwdBody.getArguments().begin(),
-                                 fwdBody.getArguments().end());
+    auto inputArgs = fwdBody.getArguments().drop_front(
+        std::min<size_t>(numParams, fwdBody.getNumArguments()));
+    DenseSet<Value> argDependent(inputArgs.begin(), inputArgs.end());
     for (Operation &op : fwdBody.without_terminator())
       if (llvm::any_of(getAllInputs(&op),
                        [&](Value v) { return argDependent.contains(v); }))

@@ -426,8 +426,10 @@ void Checker::execute(unsigned d, int index) {
                    s + " before the backward of micro-batch " + Twine(m));
         break;
       }
+    // Pushes of a shared parameter add up in the parameter server, which
+    // is the reduction; the last ps.update of a stage reading it applies it.
     for (unsigned p : pipeline.getSharedParamsOf(a.stage))
-      if (!reduced.count({d, (int)p, a.step}))
+      if (a.kind == ActionKind::Update && !reduced.count({d, (int)p, a.step}))
         report(d, index,
                "uses the gradient of shared parameter @" +
                    pipeline.sharedParams[p].name +

@@ -179,6 +179,7 @@ int main(int argc, char **argv) {
   raiseDefaultThreadStack();
   registerAllPasses();
   pipe::registerPipePasses();
+  pipe::registerPipePipelines();
 
   DialectRegistry registry;
   registerAllDialects(registry);

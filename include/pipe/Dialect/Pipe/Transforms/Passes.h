@@ -14,6 +14,14 @@ namespace mlir::pipe {
 #define GEN_PASS_REGISTRATION
 #include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
 
+/// Adds the lowering of `--pipe-lower-to-host`'s output to the LLVM dialect:
+/// bufferization with deallocation, GEMMs to the runtime's BLAS entry, loops
+/// for the rest, LLVM, and the packed entry points.
+void buildHostToLLVMPipeline(OpPassManager &pm);
+
+/// Registers `--pipe-host-to-llvm` (the pipeline above).
+void registerPipePipelines();
+
 } // namespace mlir::pipe
 
 #endif // PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_H

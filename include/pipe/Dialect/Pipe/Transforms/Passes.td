@@ -325,6 +325,68 @@ def PipeLowerGraphToFunc : Pass<"pipe-lower-graph-to-func", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PipeLowerToHost : Pass<"pipe-lower-to-host", "ModuleOp"> {
+  let summary = "Lowers scheduled pipe IR to host code calling the runtime";
+  let description = [{
+    The compiler half of the compiler/runtime split (docs/host-lowering.md):
+    every `pipe.block` becomes a `func.func` (arguments read-only, C
+    interface), every `pipe.device` action list of every `pipe.schedule`
+    becomes `func.func @pipe_device_<x>_<d>(!llvm.ptr) -> i32`, a straight
+    sequence of calls to the runtime's `pipe_rt_act_*` entry points that
+    returns the first non-zero status; the graph, placement, stages, edges,
+    parameters and schedules are described by the `@pipe_program_manifest`
+    string that the runtime reads (include/pipe/Runtime/Program.h). The
+    `pipe.param`, `pipe.graph`, `pipe.placement` and `pipe.schedule` ops are
+    removed: parameter values travel in a safetensors file.
+
+    Every schedule must place the same graph. A forward pass that a later
+    `pipe.recompute` repeats keeps only the stage's inputs.
+
+    ```
+    pipe-opt scheduled.mlir --pipe-lower-to-host --pipe-host-to-llvm
+    ```
+  }];
+  let options = [
+    Option<"deviceMemoryBytes", "device-memory-bytes", "uint64_t",
+           /*default=*/"0",
+           "Arena capacity of every device in the manifest (0 = unlimited; "
+           "the runtime can override it)">,
+    Option<"weights", "weights", "std::string", /*default=*/"\"\"",
+           "Also write every parameter's initial value (inline or external) "
+           "into this safetensors file, the runtime's weights input">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def PipeLinalgToGemm : Pass<"pipe-linalg-to-gemm", "ModuleOp"> {
+  let summary = "Turns f32 contractions on buffers into runtime GEMM calls";
+  let description = [{
+    After bufferization: a `linalg.generic` (or named op) on f32 memrefs
+    with static strides whose body is `out + a * b`, with every loop
+    dimension a batch, M, N or K dimension that can be merged into one
+    (strides compatible in every operand), becomes a call to the runtime's
+    `pipe_rt_gemm_f32` (BLAS). Anything else is left to the loop lowering.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def PipeEmitPackedEntries : Pass<"pipe-emit-packed-entries", "ModuleOp"> {
+  let summary = "Adds `void f(void **args)` wrappers for the block functions";
+  let description = [{
+    On the LLVM dialect: for every function marked `pipe.packed_entry` by
+    `--pipe-lower-to-host`, adds the packed wrapper the runtime calls
+    (args[0] the result storage, then one memref descriptor per argument),
+    which unpacks the pointers and calls the function's C interface.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def PipeF32ToF64 : Pass<"pipe-f32-to-f64", "ModuleOp"> {
   let summary = "Rewrites every f32 type and constant to f64";
   let description = [{

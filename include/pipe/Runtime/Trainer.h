@@ -1,0 +1,177 @@
+//===- Trainer.h - Training loop over a program session ---------*- C++ -*-===//
+//
+// The training loop shared by `pipe-runner` (a compiled artifact, no MLIR)
+// and `pipe-train` (the compiler driver, in-process JIT): data, learning-rate
+// schedule, evaluation with the forward-only schedule, checkpoints that a
+// resumed run continues bit-identically, SIGINT/SIGTERM handling, a JSON-lines
+// log and a summary. C++17, standard library only, like the rest of the
+// runtime; the runtime's C headers stay C. Everything a PyTorch reference
+// needs to reproduce a run (data order, lr formula) is in docs/trainer.md.
+//
+// Typical use:
+//
+//   pipe_rt::TrainerOptions t;             // fill from the command line
+//   pipe_rt_session_options o;
+//   pipe_rt::initSessionOptions(t, o);     // optimizer, clipping
+//   o.weights_path = ...;
+//   pipe_rt_session_create(lookup, handle, &o, &session, err, sizeof(err));
+//   pipe_rt::TrainerSummary summary;
+//   std::string error;
+//   if (!pipe_rt::runTraining(session, t, summary, error)) ...
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_TRAINER_H
+#define PIPE_RUNTIME_TRAINER_H
+
+#include "pipe/Runtime/Program.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pipe_rt {
+
+/// Where micro-batches come from (formats in docs/trainer.md).
+struct DataSpec {
+  enum class Format {
+    /// `.safetensors` suffix: Safetensors, anything else: Text.
+    Auto,
+    /// Byte-level language modelling on any file (vocabulary 256).
+    Text,
+    /// Tensors input<k> [N, <input k's shape>] (+ optional eval_input<k>).
+    Safetensors,
+  };
+  std::string path = "/usr/share/common-licenses/GPL-3";
+  Format format = Format::Auto;
+  /// Text: the first floor(size * trainFraction) bytes train, the rest is
+  /// held out for evaluation.
+  double trainFraction = 0.9;
+};
+
+enum class LrSchedule { Constant, Cosine, Linear };
+
+struct TrainerOptions {
+  /// Schedules by name; "" = the first training (not forward-only) schedule
+  /// / the first forward-only one (evaluation is skipped if there is none).
+  std::string trainSchedule, evalSchedule;
+  DataSpec data;
+  /// Optimizer steps in total (a resumed run continues up to this count).
+  int64_t steps = 1;
+  /// Stop (as on SIGINT: checkpoint, `interrupted`) after this many steps of
+  /// this call; 0 = no limit. For time-sliced jobs and tests.
+  int64_t stopAfter = 0;
+
+  // Optimizer (applied by initSessionOptions; the session must match).
+  pipe_rt_optim_kind optimizer = PIPE_RT_OPTIM_ADAMW;
+  float momentum = 0, dampening = 0;               // SGD
+  bool nesterov = false;                           // SGD
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // AdamW
+  /// AdamW: decoupled, SGD: coupled (as torch); < 0 = the default, 0.01
+  /// for AdamW and 0 for SGD.
+  float weightDecay = -1;
+  /// Global gradient-norm clipping (0 = off); synchronous schedules only.
+  float clipNorm = 0;
+
+  // Learning rate: see learningRate().
+  float lr = 1e-3f, minLr = 0;
+  int64_t warmupSteps = 0;
+  LrSchedule lrSchedule = LrSchedule::Constant;
+
+  /// Seed of the text data's window RNG.
+  uint64_t seed = 0;
+
+  /// Evaluate every this many steps (0 = only at the end) on `evalBatches`
+  /// runs of the eval schedule (0 = one pass over the held-out split).
+  int64_t evalEvery = 0, evalBatches = 0;
+
+  /// Checkpoint file (safetensors, see docs/trainer.md): written every
+  /// `checkpointEvery` steps (0 = never on the way), at the end and when
+  /// stopped by a signal. `resume`: continue from it if it exists.
+  std::string checkpointPath;
+  int64_t checkpointEvery = 0;
+  bool resume = false;
+
+  /// Pretrained weights loaded before training (and before resuming): every
+  /// tensor named like a param is loaded (dtype and shape checked), unknown
+  /// names are reported as a warning, params it lacks keep their value.
+  std::string initWeights;
+  /// Final params (manifest dtypes, by name; a valid --weights file).
+  std::string saveWeights;
+  /// Chrome trace of every action of every run.
+  std::string tracePath;
+  /// JSON-lines log, one object per optimizer step (appended to when
+  /// resuming).
+  std::string logJson;
+
+  /// Progress every this many steps; 0 = about every 2 s (and the first and
+  /// last step).
+  int64_t logEvery = 0;
+  /// Receives every line of progress, warnings and the summary (no trailing
+  /// newline); null prints to stdout.
+  std::function<void(const std::string &)> print;
+  /// Installs SIGINT/SIGTERM handlers for the duration of runTraining (the
+  /// previous ones are restored; a second signal kills the process).
+  bool handleSignals = true;
+};
+
+struct TrainerSummary {
+  int64_t startStep = 0; // > 0 when resumed
+  int64_t steps = 0;     // optimizer steps completed in total
+  /// Mean of the last (up to) 10 steps' losses of this call; NaN if none.
+  double trainLoss = 0;
+  /// Last evaluation's loss; NaN if none ran.
+  double evalLoss = 0;
+  /// Training throughput of this call (tokens or samples, see `unit`).
+  double itemsPerSecond = 0;
+  std::string unit; // "tok" or "samples"
+  double wallSeconds = 0;
+  std::vector<uint64_t> peakBytes; // per device of the train schedule
+  std::string checkpointWritten, weightsWritten; // "" if none
+  /// Stopped early by a signal (its number) or by stopAfter (-1); the
+  /// checkpoint has been written if a path was given.
+  bool interrupted = false;
+  int signal = 0;
+};
+
+/// Fills the optimizer fields and clip_norm of `session` from `options`
+/// (everything else keeps what `session` had, e.g. from
+/// pipe_rt_session_options_init).
+void initSessionOptions(const TrainerOptions &options,
+                        pipe_rt_session_options &session);
+
+/// Learning rate of optimizer step `step` (0-based) of `options.steps`:
+///   s < W:  lr * (s + 1) / W                         (linear warm-up)
+///   else:   p = (s - W) / max(1, N - W)               (0 at the first)
+///           Constant: lr
+///           Cosine:   minLr + (lr - minLr) * (1 + cos(pi * p)) / 2
+///           Linear:   lr + (minLr - lr) * p
+/// evaluated in double and rounded to float.
+float learningRate(const TrainerOptions &options, int64_t step);
+
+/// Runs the training loop. Returns false with `error` set on any error
+/// (bad options, data, schedule, a failed run); a stop by signal or
+/// stopAfter returns true with `summary.interrupted`.
+bool runTraining(pipe_rt_session *session, const TrainerOptions &options,
+                 TrainerSummary &summary, std::string &error);
+
+/// Asks a running runTraining to stop after the current step (as SIGINT
+/// does). Async-signal-safe; cleared when runTraining starts.
+void requestStop();
+
+/// The summary as printed at the end of runTraining (several lines).
+std::string formatSummary(const TrainerSummary &summary);
+
+/// Exit codes of the tools driving the trainer (pipe-runner, pipe-train).
+enum ExitCode {
+  ExitOk = 0,
+  ExitError = 1,
+  ExitUsage = 2,
+  /// Stopped by SIGINT/SIGTERM or --stop-after; checkpoint written.
+  ExitInterrupted = 3,
+};
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_TRAINER_H

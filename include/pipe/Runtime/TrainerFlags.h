@@ -1,0 +1,42 @@
+//===- TrainerFlags.h - Command-line flags of the training loop -*- C++ -*-===//
+//
+// pipe-runner and pipe-train accept the same training flags; both parse them
+// here, so the two tools cannot drift apart.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_TRAINERFLAGS_H
+#define PIPE_RUNTIME_TRAINERFLAGS_H
+
+#include "pipe/Runtime/Trainer.h"
+
+#include <string>
+#include <vector>
+
+namespace pipe_rt {
+
+/// The trainer's options plus the session settings the flags control.
+struct TrainerFlags {
+  TrainerOptions options;
+  double watchdogSeconds = 60;
+  unsigned optimizerThreads = 0;
+  /// --weights (pipe-runner only).
+  std::string weights;
+  /// Arguments that are not flags, in order (pipe-runner: the artifact).
+  std::vector<std::string> positional;
+
+  /// Copies the optimizer, clipping, watchdog and thread settings.
+  void applyTo(pipe_rt_session_options &session) const;
+};
+
+/// Parses `args`; on a bad or unknown flag returns false with `error`
+/// naming it.
+bool parseTrainerFlags(const std::vector<std::string> &args,
+                       TrainerFlags &flags, std::string &error);
+
+/// The flags' help text.
+const char *trainerFlagsUsage();
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_TRAINERFLAGS_H

@@ -1,0 +1,783 @@
+//===- LowerToHost.cpp - Scheduled pipe IR to host code and a manifest ----===//
+//
+// The compiler half of the compiler/runtime split. Blocks become functions
+// the runtime calls; each device's action list becomes a function of calls
+// into the runtime; everything the runtime must know about the graph, the
+// stages and the schedules is written into one manifest string whose format
+// include/pipe/Runtime/Program.h defines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParamData.h"
+#include "pipe/Autodiff/Autodiff.h"
+#include "pipe/Dialect/Pipe/IR/StageGraph.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Runtime/Program.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::pipe {
+#define GEN_PASS_DEF_PIPELOWERTOHOST
+#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+} // namespace mlir::pipe
+
+using namespace mlir;
+using namespace mlir::pipe;
+using namespace mlir::pipe::autodiff;
+
+namespace {
+
+/// The runtime header is plain C: the compiler reads the ABI version the
+/// runtime it targets was built with from the same definition.
+constexpr int32_t kAbiVersion = PIPE_RT_ABI_VERSION;
+
+/// Manifest spelling of an element type, or "" if the runtime has none.
+StringRef dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isInteger(64) || type.isIndex())
+    return "i64";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(1))
+    return "i1";
+  return "";
+}
+
+bool hasWhitespace(StringRef name) {
+  return name.empty() || name.find_first_of(" \t\r\n") != StringRef::npos;
+}
+
+/// Numbering of everything the manifest names, built from one graph.
+class ManifestBuilder {
+public:
+  ManifestBuilder(ModuleOp module, SymbolTable &symbols)
+      : module(module), symbols(symbols) {}
+
+  LogicalResult addGraph(GraphOp graph, PlacementOp placement,
+                         const StageGraph &stages);
+  LogicalResult addSchedule(ScheduleOp schedule, PlacementOp placement,
+                            const StageGraph &stages, uint64_t capacity);
+
+  std::string str() const { return header + body + schedules + "end\n"; }
+
+  /// Stage id of a stage symbol, param id of a param symbol.
+  unsigned stageId(StringRef name) const { return stageIds.lookup(name); }
+  std::optional<unsigned> paramId(StringRef name) const {
+    auto it = paramIds.find(name);
+    if (it == paramIds.end())
+      return std::nullopt;
+    return it->second;
+  }
+  /// Every block whose function the runtime calls.
+  ArrayRef<BlockOp> getFunctions() const { return functions; }
+  static std::string symbolOf(BlockOp block) {
+    return ("pipe_fn_" + block.getSymName()).str();
+  }
+
+private:
+  FailureOr<unsigned> typeId(Operation *user, Type type);
+  FailureOr<int> functionId(Operation *user, BlockOp block);
+
+  ModuleOp module;
+  SymbolTable &symbols;
+  std::string header = "pipe-program " + std::to_string(kAbiVersion) + "\n";
+  std::string body, schedules;
+  llvm::MapVector<Type, unsigned> types;
+  std::string typeLines, paramLines, valueLines, functionLines, runLines;
+  llvm::StringMap<unsigned> paramIds, stageIds;
+  DenseMap<Value, unsigned> valueIds;
+  SmallVector<BlockOp> functions;
+  DenseMap<Operation *, int> functionIds;
+  unsigned numSchedules = 0;
+};
+
+FailureOr<unsigned> ManifestBuilder::typeId(Operation *user, Type type) {
+  auto it = types.find(type);
+  if (it != types.end())
+    return it->second;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      dtypeName(tensor.getElementType()).empty())
+    return user->emitOpError("uses ")
+           << type
+           << ", which the runtime cannot hold (static tensors of f32, f64, "
+              "i64, i32 or i1 only)";
+  unsigned id = types.size();
+  types[type] = id;
+  llvm::raw_string_ostream os(typeLines);
+  os << "type " << id << " " << dtypeName(tensor.getElementType()) << " "
+     << tensor.getRank();
+  for (int64_t dim : tensor.getShape())
+    os << " " << dim;
+  os << "\n";
+  return id;
+}
+
+FailureOr<int> ManifestBuilder::functionId(Operation *user, BlockOp block) {
+  if (hasWhitespace(block.getSymName()))
+    return user->emitOpError("block name '")
+           << block.getSymName() << "' cannot be exported";
+  auto known = functionIds.find(block);
+  if (known != functionIds.end())
+    return known->second;
+  SmallVector<unsigned> args, results;
+  for (Type type : block.getArgumentTypes()) {
+    FailureOr<unsigned> id = typeId(block, type);
+    if (failed(id))
+      return failure();
+    args.push_back(*id);
+  }
+  for (Type type : block.getResultTypes()) {
+    FailureOr<unsigned> id = typeId(block, type);
+    if (failed(id))
+      return failure();
+    results.push_back(*id);
+  }
+  int id = functions.size();
+  functions.push_back(block);
+  functionIds[block] = id;
+  llvm::raw_string_ostream os(functionLines);
+  os << "function " << id << " " << symbolOf(block) << " " << args.size();
+  for (unsigned a : args)
+    os << " " << a;
+  os << " " << results.size();
+  for (unsigned r : results)
+    os << " " << r;
+  os << "\n";
+  return id;
+}
+
+template <typename Range> void appendList(llvm::raw_ostream &os, Range r) {
+  os << " " << llvm::size(r);
+  for (auto v : r)
+    os << " " << v;
+}
+
+LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
+                                        const StageGraph &stages) {
+  // Parameters in module order.
+  llvm::StringSet<> used;
+  for (RunOp run : graph.getBody().getOps<RunOp>())
+    for (Attribute ref : run.getParams())
+      used.insert(cast<FlatSymbolRefAttr>(ref).getValue());
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    if (!used.contains(param.getSymName()))
+      continue;
+    if (hasWhitespace(param.getSymName()))
+      return param.emitOpError("name cannot be exported");
+    FailureOr<unsigned> tid = typeId(param, param.getType());
+    if (failed(tid))
+      return failure();
+    unsigned id = paramIds.size();
+    paramIds[param.getSymName()] = id;
+    bool trainable =
+        !param.getFrozen() &&
+        isa<FloatType>(param.getTensorType().getElementType());
+    llvm::raw_string_ostream(paramLines)
+        << "param " << id << " " << param.getSymName() << " " << *tid << " "
+        << (trainable ? 1 : 0) << "\n";
+  }
+
+  auto addValue = [&](Operation *user, Value value) -> LogicalResult {
+    FailureOr<unsigned> tid = typeId(user, value.getType());
+    if (failed(tid))
+      return failure();
+    unsigned id = valueIds.size();
+    valueIds[value] = id;
+    llvm::raw_string_ostream(valueLines)
+        << "value " << id << " " << *tid << "\n";
+    return success();
+  };
+  std::string inputLines, lossLine;
+  for (BlockArgument arg : graph.getBody().front().getArguments()) {
+    if (failed(addValue(graph, arg)))
+      return failure();
+    llvm::raw_string_ostream(inputLines)
+        << "input " << arg.getArgNumber() << " " << valueIds[arg] << "\n";
+  }
+
+  unsigned runId = 0;
+  DenseMap<Operation *, unsigned> runIds;
+  for (RunOp run : graph.getBody().getOps<RunOp>()) {
+    auto block = symbols.lookup<BlockOp>(run.getCallee());
+    if (!block)
+      return run.emitOpError("'")
+             << run.getCallee() << "' does not reference a pipe.block";
+    if (hasWhitespace(run.getInstance()))
+      return run.emitOpError("instance name cannot be exported");
+    for (Value result : run.getResults())
+      if (failed(addValue(run, result)))
+        return failure();
+    FailureOr<int> forward = functionId(run, block);
+    if (failed(forward))
+      return failure();
+    int backward[2] = {-1, -1};
+    static constexpr StringLiteral backwardAttrs[2] = {kBackwardInputAttr,
+                                                       kBackwardWeightAttr};
+    for (unsigned i = 0; i < 2; ++i) {
+      auto ref = block->getAttrOfType<FlatSymbolRefAttr>(backwardAttrs[i]);
+      if (!ref)
+        continue;
+      auto backwardBlock = symbols.lookup<BlockOp>(ref.getValue());
+      if (!backwardBlock)
+        return block.emitOpError("backward block ") << ref << " is missing";
+      FailureOr<int> id = functionId(run, backwardBlock);
+      if (failed(id))
+        return failure();
+      backward[i] = *id;
+    }
+    unsigned numSaved = getNumSavedResults(block);
+    llvm::raw_string_ostream os(runLines);
+    os << "run " << runId << " " << run.getInstance() << " " << *forward
+       << " " << backward[0] << " " << backward[1] << " " << numSaved;
+    SmallVector<unsigned> params, inputs, outputs;
+    for (Attribute ref : run.getParams()) {
+      std::optional<unsigned> pid =
+          paramId(cast<FlatSymbolRefAttr>(ref).getValue());
+      if (!pid)
+        return run.emitOpError("binds unknown parameter ") << ref;
+      params.push_back(*pid);
+    }
+    for (Value input : run.getInputs())
+      inputs.push_back(valueIds.lookup(input));
+    for (Value result : run.getResults().drop_back(numSaved))
+      outputs.push_back(valueIds.lookup(result));
+    appendList(os, params);
+    appendList(os, inputs);
+    appendList(os, outputs);
+    appendList(os, getDifferentiableInputs(block));
+    appendList(os, getDifferentiableResults(block));
+    appendList(os, getDifferentiableParams(block));
+    os << "\n";
+    runIds[run] = runId++;
+  }
+
+  Operation *terminator = graph.getBody().front().getTerminator();
+  if (terminator->getNumOperands() == 1) {
+    Value loss = terminator->getOperand(0);
+    auto type = cast<RankedTensorType>(loss.getType());
+    if (type.getRank() == 0 && type.getElementType().isF32()) {
+      double seed = 1.0;
+      if (auto attr = graph.getResultAttrOfType<FloatAttr>(0, kLossSeedAttr))
+        seed = attr.getValueAsDouble();
+      llvm::raw_string_ostream(lossLine)
+          << "loss " << valueIds.lookup(loss) << " "
+          << llvm::format("%.17g", seed) << "\n";
+    }
+  }
+
+  std::string stageLines, edgeLines;
+  for (unsigned s = 0; s < stages.getNumStages(); ++s) {
+    StageOp stage = stages.getStage(s);
+    if (hasWhitespace(stage.getSymName()))
+      return stage.emitOpError("name cannot be exported");
+    stageIds[stage.getSymName()] = s;
+    SmallVector<unsigned> runs;
+    for (RunOp run : graph.getBody().getOps<RunOp>())
+      if (stages.getStageOf(run) == s)
+        runs.push_back(runIds.lookup(run));
+    llvm::raw_string_ostream os(stageLines);
+    os << "stage " << s << " " << stage.getSymName() << " "
+       << stage.getDevice();
+    appendList(os, runs);
+    os << "\n";
+    for (unsigned consumer : stages.getConsumers(s)) {
+      llvm::raw_string_ostream es(edgeLines);
+      es << "edge " << s << " " << consumer;
+      SmallVector<unsigned> values;
+      for (Value v : stages.getCrossingValues(s, consumer))
+        values.push_back(valueIds.lookup(v));
+      appendList(es, values);
+      es << "\n";
+    }
+  }
+  body = typeLines + paramLines + valueLines + inputLines + lossLine +
+         functionLines + runLines + stageLines + edgeLines;
+  (void)placement;
+  return success();
+}
+
+/// The param ids read by each stage of `stages`.
+SmallVector<llvm::SetVector<unsigned>>
+paramsByStage(GraphOp graph, const StageGraph &stages,
+              const ManifestBuilder &manifest) {
+  SmallVector<llvm::SetVector<unsigned>> result(stages.getNumStages());
+  for (RunOp run : graph.getBody().getOps<RunOp>())
+    for (Attribute ref : run.getParams())
+      if (auto pid = manifest.paramId(cast<FlatSymbolRefAttr>(ref).getValue()))
+        result[stages.getStageOf(run)].insert(*pid);
+  return result;
+}
+
+LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
+                                           PlacementOp placement,
+                                           const StageGraph &stages,
+                                           uint64_t capacity) {
+  if (hasWhitespace(schedule.getSymName()) || hasWhitespace(schedule.getKind()))
+    return schedule.emitOpError("name or kind cannot be exported");
+  unsigned id = numSchedules++;
+  auto graph = symbols.lookup<GraphOp>(placement.getGraph());
+  SmallVector<llvm::SetVector<unsigned>> stageParamIds =
+      paramsByStage(graph, stages, *this);
+
+  llvm::raw_string_ostream os(schedules);
+  os << "schedule " << id << " " << schedule.getSymName() << " "
+     << schedule.getKind() << " " << placement.getDevices() << " "
+     << schedule.getMicrobatches() << " " << schedule.getSteps()
+     << " " << (schedule.getForwardOnly() ? 1 : 0) << "\n";
+  for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
+    os << "device " << id << " " << device.getDevice() << " " << capacity
+       << " pipe_device_" << id << "_" << device.getDevice() << "\n";
+
+  llvm::SetVector<unsigned> psStages;
+  for (DeviceOp device : schedule.getBody().getOps<DeviceOp>()) {
+    // The last stage on this device to update a param owns its update, so
+    // that tied parameters are updated once, after every contribution.
+    DenseMap<unsigned, unsigned> owner;
+    for (Operation &op : device.getBody().front()) {
+      if (isa<LoadOp>(op))
+        psStages.insert(stageId(cast<LoadOp>(op).getStage()));
+      FlatSymbolRefAttr stage;
+      if (auto update = dyn_cast<UpdateOp>(op))
+        stage = update.getStageAttr();
+      else if (auto update = dyn_cast<HostUpdateOp>(op))
+        stage = update.getStageAttr();
+      if (!stage)
+        continue;
+      unsigned s = stageId(stage.getValue());
+      for (unsigned pid : stageParamIds[s])
+        owner[pid] = s;
+    }
+    llvm::MapVector<unsigned, SmallVector<unsigned>> owned;
+    for (unsigned s = 0; s < stages.getNumStages(); ++s)
+      for (unsigned pid : stageParamIds[s])
+        if (owner.count(pid) && owner[pid] == s)
+          owned[s].push_back(pid);
+    for (auto &[s, pids] : owned) {
+      os << "owns " << id << " " << s;
+      appendList(os, pids);
+      os << "\n";
+    }
+  }
+  for (unsigned s : psStages)
+    os << "ps " << id << " " << s << "\n";
+  return success();
+}
+
+/// Emits the device programs: straight-line calls with an early exit.
+class ProgramEmitter {
+public:
+  ProgramEmitter(ModuleOp module, const ManifestBuilder &manifest)
+      : module(module), manifest(manifest), ctx(module.getContext()),
+        builder(ctx) {}
+
+  LogicalResult emit(ScheduleOp schedule, unsigned scheduleId,
+                     DeviceOp device);
+
+private:
+  func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
+  /// Calls `name`; exits with its status unless it is zero (or, for token
+  /// returning calls, positive). Returns the call's result.
+  Value call(Location loc, StringRef name, ArrayRef<int64_t> ints,
+             bool returnsToken, Value extra = {});
+
+  ModuleOp module;
+  const ManifestBuilder &manifest;
+  MLIRContext *ctx;
+  OpBuilder builder;
+  Value context;
+  Block *exit = nullptr;
+  llvm::StringMap<func::FuncOp> declarations;
+};
+
+func::FuncOp ProgramEmitter::declare(StringRef name, ArrayRef<Type> args,
+                                     Type result) {
+  if (func::FuncOp fn = declarations.lookup(name))
+    return fn;
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 FunctionType::get(ctx, args, {result}));
+  fn.setPrivate();
+  declarations[name] = fn;
+  return fn;
+}
+
+Value ProgramEmitter::call(Location loc, StringRef name,
+                           ArrayRef<int64_t> ints, bool returnsToken,
+                           Value extra) {
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  SmallVector<Type> argTypes{LLVM::LLVMPointerType::get(ctx)};
+  SmallVector<Value> args{context};
+  for (int64_t v : ints) {
+    argTypes.push_back(i32);
+    args.push_back(arith::ConstantIntOp::create(builder, loc, i32, v));
+  }
+  if (extra) {
+    argTypes.push_back(extra.getType());
+    args.push_back(extra);
+  }
+  Type resultType = returnsToken ? i64 : i32;
+  func::FuncOp callee = declare(name, argTypes, resultType);
+  Value result = func::CallOp::create(builder, loc, callee, args).getResult(0);
+  Value zero = arith::ConstantIntOp::create(builder, loc, resultType, 0);
+  Value failed, status;
+  if (returnsToken) {
+    // A token is > 0; minus the status otherwise (0 would be a runtime bug,
+    // reported as an invalid argument rather than as success).
+    failed = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
+                                   result, zero);
+    Value negated = arith::SubIOp::create(builder, loc, zero, result);
+    Value truncated = arith::TruncIOp::create(builder, loc, i32, negated);
+    Value isZero = arith::CmpIOp::create(builder, loc,
+                                         arith::CmpIPredicate::eq, result, zero);
+    Value invalid = arith::ConstantIntOp::create(builder, loc, i32,
+                                                 PIPE_RT_INVALID_ARGUMENT);
+    status = arith::SelectOp::create(builder, loc, isZero, invalid, truncated);
+  } else {
+    failed = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                   result, zero);
+    status = result;
+  }
+  Block *current = builder.getInsertionBlock();
+  Block *next = builder.createBlock(current->getParent(),
+                                    std::prev(current->getParent()->end()));
+  builder.setInsertionPointToEnd(current);
+  cf::CondBranchOp::create(builder, loc, failed, exit, ValueRange{status},
+                           next, ValueRange{});
+  builder.setInsertionPointToStart(next);
+  return result;
+}
+
+LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
+                                   DeviceOp device) {
+  Location loc = device.getLoc();
+  Type i32 = builder.getI32Type();
+  builder.setInsertionPointToEnd(module.getBody());
+  std::string name = "pipe_device_" + std::to_string(scheduleId) + "_" +
+                     std::to_string(device.getDevice());
+  auto fn = func::FuncOp::create(
+      builder, loc, name,
+      FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx)}, {i32}));
+  Block *entry = fn.addEntryBlock();
+  context = entry->getArgument(0);
+  exit = builder.createBlock(&fn.getBody(), fn.getBody().end(), {i32}, {loc});
+  func::ReturnOp::create(builder, loc, exit->getArgument(0));
+  builder.setInsertionPointToStart(entry);
+
+  // A forward whose activations a later recompute rebuilds keeps only the
+  // stage's inputs.
+  llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>> recomputed;
+  for (auto op : device.getBody().front().getOps<RecomputeOp>())
+    recomputed.insert({op.getStage(), op.getMicrobatch(),
+                       op.getStep().value_or(0)});
+
+  DenseMap<Value, Value> tokens;
+  auto stage = [&](StringRef n) {
+    return static_cast<int64_t>(manifest.stageId(n));
+  };
+  for (Operation &op : device.getBody().front()) {
+    Location opLoc = op.getLoc();
+    auto stepOf = [&](std::optional<uint64_t> step) {
+      return static_cast<int64_t>(step.value_or(0));
+    };
+    auto versionOf = [&](std::optional<uint64_t> version) {
+      return version ? static_cast<int64_t>(*version) : int64_t{-1};
+    };
+    if (auto f = dyn_cast<ForwardOp>(op)) {
+      bool keep = !schedule.getForwardOnly() &&
+                  !recomputed.contains({f.getStage(), f.getMicrobatch(),
+                                        f.getStep().value_or(0)});
+      call(opLoc, "pipe_rt_act_forward",
+           {stage(f.getStage()), (int64_t)f.getMicrobatch(),
+            stepOf(f.getStep()), versionOf(f.getVersion()), keep ? 1 : 0},
+           false);
+    } else if (auto r = dyn_cast<RecomputeOp>(op)) {
+      call(opLoc, "pipe_rt_act_recompute",
+           {stage(r.getStage()), (int64_t)r.getMicrobatch(),
+            stepOf(r.getStep()), versionOf(r.getVersion())},
+           false);
+    } else if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp>(op)) {
+      int64_t part = isa<BackwardOp>(op) ? 0 : isa<BackwardInputOp>(op) ? 1 : 2;
+      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
+      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
+      auto step = op.getAttrOfType<IntegerAttr>("step");
+      auto version = op.getAttrOfType<IntegerAttr>("version");
+      call(opLoc, "pipe_rt_act_backward",
+           {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0,
+            version ? version.getInt() : -1, part},
+           false);
+    } else if (isa<SendOp, RecvOp>(op)) {
+      auto kind = op.getAttrOfType<TransferKindAttr>("kind").getValue();
+      auto src = op.getAttrOfType<FlatSymbolRefAttr>("src").getValue();
+      auto dst = op.getAttrOfType<FlatSymbolRefAttr>("dst").getValue();
+      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
+      auto step = op.getAttrOfType<IntegerAttr>("step");
+      tokens[op.getResult(0)] =
+          call(opLoc, isa<SendOp>(op) ? "pipe_rt_act_send" : "pipe_rt_act_recv",
+               {kind == TransferKind::Gradient ? 1 : 0, stage(src), stage(dst),
+                mb, step ? step.getInt() : 0},
+               true);
+    } else if (isa<LoadOp, PushGradOp, HostUpdateOp>(op)) {
+      StringRef callee = isa<LoadOp>(op)       ? "pipe_rt_act_ps_load"
+                         : isa<PushGradOp>(op) ? "pipe_rt_act_ps_push"
+                                               : "pipe_rt_act_ps_update";
+      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
+      auto step = op.getAttrOfType<IntegerAttr>("step");
+      tokens[op.getResult(0)] =
+          call(opLoc, callee,
+               {stage(stageAttr.getValue()), step ? step.getInt() : 0}, true);
+    } else if (isa<OffloadOp, PrefetchOp>(op)) {
+      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
+      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
+      auto step = op.getAttrOfType<IntegerAttr>("step");
+      tokens[op.getResult(0)] = call(
+          opLoc,
+          isa<OffloadOp>(op) ? "pipe_rt_act_offload" : "pipe_rt_act_prefetch",
+          {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0}, true);
+    } else if (isa<ReleaseOp, UpdateOp>(op)) {
+      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
+      auto step = op.getAttrOfType<IntegerAttr>("step");
+      call(opLoc,
+           isa<ReleaseOp>(op) ? "pipe_rt_act_ps_release" : "pipe_rt_act_update",
+           {stage(stageAttr.getValue()), step ? step.getInt() : 0}, false);
+    } else if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
+      std::optional<unsigned> pid = manifest.paramId(reduce.getParam());
+      if (!pid)
+        return reduce.emitOpError("reduces ")
+               << reduce.getParamAttr()
+               << ", which no block instance of the graph reads";
+      call(opLoc, "pipe_rt_act_reduce_grad",
+           {(int64_t)*pid, stepOf(reduce.getStep())}, false);
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Value token : wait.getTokens())
+        call(opLoc, "pipe_rt_act_wait", {}, false, tokens.lookup(token));
+    } else {
+      return op.emitOpError("has no host lowering");
+    }
+  }
+  cf::BranchOp::create(builder, loc, exit,
+                       ValueRange{arith::ConstantIntOp::create(builder, loc,
+                                                               i32, 0)});
+  return success();
+}
+
+/// Writes the initial value of every param the manifest names into one
+/// safetensors file, so the runtime reads a single weights file.
+LogicalResult writeWeights(ModuleOp module, const ManifestBuilder &manifest,
+                           StringRef path) {
+  SafetensorsWriter writer;
+  llvm::StringMap<std::unique_ptr<SafetensorsFile>> sources;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    if (!manifest.paramId(param.getSymName()))
+      continue;
+    RankedTensorType type = param.getTensorType();
+    std::optional<SafetensorsDType> dtype =
+        getSafetensorsDType(type.getElementType());
+    if (!dtype)
+      return param.emitOpError("has element type ")
+             << type.getElementType() << ", which safetensors cannot hold";
+    std::vector<char> storage;
+    std::optional<ArrayRef<char>> bytes;
+    if (std::optional<ElementsAttr> value = param.getInitialValue()) {
+      bytes = getRawBytes(*value, storage);
+      if (!bytes)
+        return param.emitOpError("initial value bytes are not available "
+                                 "(missing dense_resource blob?)");
+    } else if (std::optional<StringRef> file = param.getExternalFile()) {
+      auto &source = sources[*file];
+      if (!source) {
+        llvm::Expected<SafetensorsFile> opened = SafetensorsFile::open(*file);
+        if (!opened)
+          return param.emitOpError("cannot read its weights: ")
+                 << llvm::toString(opened.takeError());
+        source = std::make_unique<SafetensorsFile>(std::move(*opened));
+      }
+      const SafetensorsTensor *tensor =
+          source->lookup(*param.getExternalKey());
+      if (!tensor || tensor->dtype != *dtype ||
+          ArrayRef<int64_t>(tensor->shape) != type.getShape())
+        return param.emitOpError("external tensor '")
+               << *param.getExternalKey() << "' of " << *file
+               << (tensor ? " is " + describeTensor(*tensor)
+                          : std::string(" is missing"))
+               << ", expected " << type;
+      bytes = tensor->data;
+    } else {
+      return param.emitOpError("has no initial value; lift it with values "
+                               "(or bind it with --pipe-load-params) before "
+                               "writing the weights file");
+    }
+    writer.addTensor(param.getSymName(), *dtype, type.getShape(), *bytes);
+  }
+  if (llvm::Error err = writer.writeAtomically(path))
+    return module.emitError("cannot write ")
+           << path << ": " << llvm::toString(std::move(err));
+  return success();
+}
+
+/// pipe.block -> func.func with read-only arguments and a C interface.
+void convertBlock(BlockOp block) {
+  OpBuilder b(block);
+  MLIRContext *ctx = block.getContext();
+  auto func = func::FuncOp::create(b, block.getLoc(), block.getSymName(),
+                                   block.getFunctionType());
+  func.getBody().takeBody(block.getBody());
+  for (Block &body : func.getBody())
+    if (auto ret = dyn_cast<ReturnOp>(body.getTerminator())) {
+      OpBuilder rb(ret);
+      func::ReturnOp::create(rb, ret.getLoc(), ret.getOperands());
+      ret.erase();
+    }
+  // Params and stashed activations are shared; bufferization must copy
+  // rather than write into them.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                    BoolAttr::get(ctx, false));
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  func->setAttr("pipe.packed_entry",
+                StringAttr::get(ctx, ManifestBuilder::symbolOf(block)));
+  block.erase();
+}
+
+struct LowerToHostPass
+    : public pipe::impl::PipeLowerToHostBase<LowerToHostPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<ScheduleOp> scheduleOps =
+        llvm::to_vector(module.getOps<ScheduleOp>());
+    if (scheduleOps.empty()) {
+      // Point at the graph that lacks a schedule: an implicit module has no
+      // line in the file.
+      auto graphs = module.getOps<GraphOp>();
+      Operation *where =
+          graphs.empty() ? module.getOperation() : *graphs.begin();
+      where->emitError("--pipe-lower-to-host needs a pipe.schedule; run "
+                       "--pipe-schedule first");
+      return signalPassFailure();
+    }
+    ManifestBuilder manifest(module, symbols);
+    GraphOp graph;
+    PlacementOp firstPlacement;
+    std::optional<StageGraph> stages;
+    SmallVector<std::pair<ScheduleOp, StageGraph>> scheduled;
+    for (ScheduleOp schedule : scheduleOps) {
+      auto placement = symbols.lookup<PlacementOp>(schedule.getPlacement());
+      if (!placement) {
+        schedule.emitOpError("references unknown placement ")
+            << schedule.getPlacementAttr();
+        return signalPassFailure();
+      }
+      auto placed = symbols.lookup<GraphOp>(placement.getGraph());
+      if (!placed) {
+        placement.emitOpError("references unknown graph ")
+            << placement.getGraphAttr();
+        return signalPassFailure();
+      }
+      FailureOr<StageGraph> built = StageGraph::build(placement, placed);
+      if (failed(built))
+        return signalPassFailure();
+      if (!graph) {
+        graph = placed;
+        firstPlacement = placement;
+        if (failed(manifest.addGraph(graph, placement, *built)))
+          return signalPassFailure();
+      } else if (placed != graph) {
+        schedule.emitOpError("places graph @")
+            << placed.getSymName() << ", but an earlier schedule places @"
+            << graph.getSymName()
+            << "; one program runs one graph";
+        return signalPassFailure();
+      } else if (placement != firstPlacement &&
+                 !samePlacement(placement, firstPlacement)) {
+        schedule.emitOpError("uses placement @")
+            << placement.getSymName() << ", which differs from @"
+            << firstPlacement.getSymName()
+            << "; the schedules of one program share their stages";
+        return signalPassFailure();
+      }
+      if (!schedule.getForwardOnly() && failed(checkDifferentiated(graph)))
+        return signalPassFailure();
+      scheduled.push_back({schedule, std::move(*built)});
+    }
+    for (auto &[schedule, stageGraph] : scheduled) {
+      auto placement = symbols.lookup<PlacementOp>(schedule.getPlacement());
+      if (failed(manifest.addSchedule(schedule, placement, stageGraph,
+                                      deviceMemoryBytes)))
+        return signalPassFailure();
+    }
+    if (!weights.empty() && failed(writeWeights(module, manifest, weights)))
+      return signalPassFailure();
+    ProgramEmitter emitter(module, manifest);
+    for (auto [id, entry] : llvm::enumerate(scheduled))
+      for (DeviceOp device : entry.first.getBody().getOps<DeviceOp>())
+        if (failed(emitter.emit(entry.first, id, device)))
+          return signalPassFailure();
+
+    // Only the functions the runtime calls survive.
+    llvm::DenseSet<Operation *> called;
+    for (BlockOp block : manifest.getFunctions())
+      called.insert(block);
+    for (BlockOp block : llvm::to_vector(module.getOps<BlockOp>())) {
+      if (called.contains(block))
+        convertBlock(block);
+      else
+        block.erase();
+    }
+    for (Operation &op : llvm::make_early_inc_range(module.getOps()))
+      if (isa<ParamOp, GraphOp, PlacementOp, ScheduleOp>(op))
+        op.erase();
+
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToStart(module.getBody());
+    std::string text = manifest.str();
+    text.push_back('\0');
+    auto arrayType = LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
+    LLVM::GlobalOp::create(b, module.getLoc(), arrayType, /*isConstant=*/true,
+                           LLVM::Linkage::External, "pipe_program_manifest",
+                           b.getStringAttr(text));
+    LLVM::GlobalOp::create(b, module.getLoc(), b.getI32Type(),
+                           /*isConstant=*/true, LLVM::Linkage::External,
+                           "pipe_program_abi_version",
+                           b.getI32IntegerAttr(kAbiVersion));
+  }
+
+  static bool samePlacement(PlacementOp a, PlacementOp b) {
+    auto stagesA = llvm::to_vector(a.getBody().getOps<StageOp>());
+    auto stagesB = llvm::to_vector(b.getBody().getOps<StageOp>());
+    if (stagesA.size() != stagesB.size() || a.getDevices() != b.getDevices())
+      return false;
+    for (auto [x, y] : llvm::zip(stagesA, stagesB))
+      if (x.getSymName() != y.getSymName() ||
+          x.getDevice() != y.getDevice() || x.getBlocks() != y.getBlocks())
+        return false;
+    return true;
+  }
+
+  LogicalResult checkDifferentiated(GraphOp graph) {
+    if (!graph.getNumResults() ||
+        !graph.getResultAttr(0, kLossSeedAttr))
+      return graph.emitOpError("is scheduled for training but has no loss "
+                               "marked with ")
+             << kLossSeedAttr << "; run --pipe-differentiate first";
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,1695 @@
+//===- Executor.cpp - Running device programs of a compiled schedule ------===//
+//
+// The pipe_rt_act_* entry points that generated device programs call, the
+// allocation hooks of the lowered block code, and pipe_rt_session_run's
+// driver. See "Executing programs" in docs/runtime.md for the semantics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <unordered_map>
+
+using namespace pipe_rt;
+
+namespace {
+
+constexpr std::align_val_t kAlign{64};
+
+void *hostAlloc(uint64_t bytes) {
+  return ::operator new(size_t(bytes ? bytes : 1), kAlign, std::nothrow);
+}
+void hostFree(void *p) { ::operator delete(p, kAlign); }
+
+std::string format(const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation hooks
+//===----------------------------------------------------------------------===//
+
+/// The block call running on this thread: its allocations are charged to
+/// `device` and remembered, so that results the block allocated can be
+/// adopted and its leftovers freed.
+struct CallScope {
+  RunState *run;
+  int device;
+  const std::string *what;
+  std::set<void *> allocs;
+  std::string error;
+};
+thread_local CallScope *tlsScope = nullptr;
+
+/// Host allocations made by the hooks (outside any device program, or as a
+/// stand-in after an arena overflow): pointer -> alignment.
+std::mutex hookHostMu;
+std::unordered_map<void *, size_t> hookHostAllocs;
+
+void *hookAlloc(size_t bytes, size_t alignment) {
+  if (CallScope *scope = tlsScope) {
+    void *p = nullptr;
+    if (alignment <= 64) {
+      int st = pipe_rt_alloc(scope->run->devs, scope->device, bytes,
+                             scope->what->c_str(), &p);
+      if (st == PIPE_RT_OK) {
+        scope->allocs.insert(p);
+        return p;
+      }
+      // The hook cannot fail: record the error for the action and hand out
+      // host memory so the block function can finish.
+      if (scope->error.empty())
+        scope->error = pipe_rt_last_error(scope->run->devs);
+    } else if (scope->error.empty()) {
+      scope->error = format("%s: alignment %zu unsupported",
+                            scope->what->c_str(), alignment);
+    }
+  }
+  alignment = std::max<size_t>(alignment, 64);
+  void *p = ::operator new(bytes ? bytes : 1, std::align_val_t(alignment),
+                           std::nothrow);
+  if (p) {
+    std::lock_guard<std::mutex> lock(hookHostMu);
+    hookHostAllocs.emplace(p, alignment);
+  }
+  return p;
+}
+
+void hookFree(void *p) {
+  if (!p)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(hookHostMu);
+    auto it = hookHostAllocs.find(p);
+    if (it != hookHostAllocs.end()) {
+      ::operator delete(p, std::align_val_t(it->second));
+      hookHostAllocs.erase(it);
+      return;
+    }
+  }
+  if (CallScope *scope = tlsScope) {
+    scope->allocs.erase(p);
+    pipe_rt_free(scope->run->devs, scope->device, p);
+  }
+  // Otherwise: an arena pointer freed outside a block call, which generated
+  // code never does; the arena frees it with the run.
+}
+
+} // namespace
+
+extern "C" {
+void *_mlir_memref_to_llvm_alloc(size_t bytes) { return hookAlloc(bytes, 16); }
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
+  return hookAlloc(bytes, alignment);
+}
+void _mlir_memref_to_llvm_free(void *ptr) { hookFree(ptr); }
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers, job queues, run state
+//===----------------------------------------------------------------------===//
+
+Buffer::~Buffer() {
+  if (!data)
+    return;
+  if (device >= 0)
+    pipe_rt_free(run->devs, device, data);
+  else
+    hostFree(data);
+}
+
+int pipe_rt::allocBuffer(RunState &run, int d, uint64_t bytes,
+                         const char *what, BufferPtr &out,
+                         std::string &error) {
+  auto b = std::make_shared<Buffer>();
+  b->run = &run;
+  b->bytes = bytes;
+  if (d < 0) {
+    b->data = hostAlloc(bytes);
+    if (!b->data) {
+      error = format("%s: host out of memory (%llu bytes)", what,
+                     (unsigned long long)bytes);
+      return PIPE_RT_OUT_OF_MEMORY;
+    }
+  } else {
+    int st = pipe_rt_alloc(run.devs, d, bytes, what, &b->data);
+    if (st != PIPE_RT_OK) {
+      error = pipe_rt_last_error(run.devs);
+      return st;
+    }
+    b->device = d;
+  }
+  out = std::move(b);
+  return PIPE_RT_OK;
+}
+
+JobQueue::JobQueue() {
+  worker = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return;
+      JobPtr job = queue.front();
+      queue.pop_front();
+      lock.unlock();
+      std::string error;
+      int status = job->work(error);
+      job->work = nullptr; // drop captured buffers now
+      lock.lock();
+      job->status = status;
+      job->error = std::move(error);
+      job->done = true;
+      cv.notify_all();
+    }
+  });
+}
+
+JobQueue::~JobQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+    cv.notify_all();
+  }
+  worker.join();
+}
+
+JobQueue::JobPtr JobQueue::submit(std::function<int(std::string &)> work) {
+  auto job = std::make_shared<Job>();
+  job->work = std::move(work);
+  std::lock_guard<std::mutex> lock(mu);
+  queue.push_back(job);
+  cv.notify_all();
+  return job;
+}
+
+int JobQueue::wait(const JobPtr &job) {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return job->done; });
+  return job->status;
+}
+
+RunState::~RunState() {
+  // Jobs may hold buffers: finish them before the arenas go.
+  hostQueue.reset();
+  for (auto &ds : devices) {
+    ds->h2d.reset();
+    ds->d2h.reset();
+  }
+  devices.clear();
+  reduces.clear();
+  if (devs)
+    pipe_rt_devices_destroy(devs);
+}
+
+double RunState::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       session->traceEpoch)
+      .count();
+}
+
+void RunState::traceEvent(const std::string &name, const char *category,
+                          TrackKind kind, int index, double start,
+                          double end) {
+  if (!session->tracing)
+    return;
+  std::lock_guard<std::mutex> lock(session->traceMu);
+  session->trace.push_back({name, category, kind, index, start, end});
+}
+
+int RunState::linkIndex(int from, int to) {
+  std::lock_guard<std::mutex> lock(session->traceMu);
+  auto &links = session->traceLinks;
+  for (size_t i = 0; i < links.size(); ++i)
+    if (links[i] == std::make_pair(from, to))
+      return int(i);
+  links.push_back({from, to});
+  return int(links.size()) - 1;
+}
+
+/// An asynchronous action waiting for pipe_rt_act_wait.
+struct pipe_rt::PendingToken {
+  pipe_rt_token channel = 0; // a send/recv, or 0 for a job
+  JobQueue *queue = nullptr;
+  JobQueue::JobPtr job;
+  /// Runs on the device thread once the transfer/job succeeded.
+  std::function<int(std::string &)> onDone;
+  BufferPtr keepAlive; // a recv's target buffer
+  std::string what;
+  double start = 0;
+  int link = -1;
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers of the actions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int fail(pipe_rt_device_ctx *ctx, int status, const std::string &msg) {
+  if (ctx->error.empty()) {
+    ctx->error = msg;
+    ctx->status = status;
+  }
+  return status;
+}
+
+DeviceState &deviceOf(pipe_rt_device_ctx *ctx) {
+  return *ctx->run->devices[ctx->device];
+}
+
+const TypeInfo &valueType(const Manifest &m, int v) {
+  return m.types[m.valueTypes[v]];
+}
+
+/// "device 1: forward stage 's1' mb 0 step 0".
+std::string describe(pipe_rt_device_ctx *ctx, const char *action, int stage,
+                     int mb, int step) {
+  const Manifest &m = *ctx->run->m;
+  std::string s = format("device %d: %s", ctx->device, action);
+  if (stage >= 0 && stage < int(m.stages.size()))
+    s += " stage '" + m.stages[stage].name + "'";
+  else if (stage != INT32_MIN)
+    s += format(" stage %d", stage);
+  if (mb >= 0)
+    s += format(" mb %d", mb);
+  return s + format(" step %d", step);
+}
+
+/// Checks the common action arguments; the stage must be on this device.
+int checkAction(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
+                int mb, int step) {
+  if (!ctx || !ctx->run)
+    return PIPE_RT_INVALID_ARGUMENT;
+  const Manifest &m = *ctx->run->m;
+  const ScheduleInfo &x = *ctx->run->schedule;
+  if (stage < 0 || stage >= int(m.stages.size()))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such stage");
+  if (m.stages[stage].device != ctx->device)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": the stage is on device %d",
+                              m.stages[stage].device));
+  if (mb < -1 || mb >= x.microbatches)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": micro-batch out of range (%d)",
+                              x.microbatches));
+  if (step < 0 || step >= x.steps)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": step out of range (%d)", x.steps));
+  return PIPE_RT_OK;
+}
+
+void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
+                 const int64_t *strides, size_t es) {
+  size_t rank = shape.size();
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (numel == 0)
+    return;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < numel; ++n) {
+    int64_t off = 0;
+    for (size_t i = 0; i < rank; ++i)
+      off += idx[i] * strides[i];
+    std::memcpy(dst + n * es, src + off * int64_t(es), es);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < shape[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+/// dst += src elementwise for float types; other types are left alone.
+void addInto(Buffer &dst, const Buffer &src, const TypeInfo &t) {
+  if (t.dtype == DType::F32) {
+    auto *d = static_cast<float *>(dst.data);
+    auto *s = static_cast<const float *>(src.data);
+    for (int64_t i = 0; i < t.numel; ++i)
+      d[i] += s[i];
+  } else if (t.dtype == DType::F64) {
+    auto *d = static_cast<double *>(dst.data);
+    auto *s = static_cast<const double *>(src.data);
+    for (int64_t i = 0; i < t.numel; ++i)
+      d[i] += s[i];
+  }
+}
+
+int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
+          BufferPtr &out) {
+  std::string error;
+  int st = allocBuffer(*ctx->run, ctx->device, t.bytes(), what.c_str(), out,
+                       error);
+  if (st != PIPE_RT_OK)
+    return fail(ctx, st, what + ": " + error);
+  std::memset(out->data, 0, t.bytes());
+  return PIPE_RT_OK;
+}
+
+/// Calls block function `fid` with `args`; fills `results` with buffers the
+/// runtime owns (adopted hook allocations or copies).
+int callBlock(pipe_rt_device_ctx *ctx, int fid,
+              const std::vector<BufferPtr> &args,
+              std::vector<BufferPtr> &results, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const FunctionInfo &f = m.functions[fid];
+  auto fn = reinterpret_cast<void (*)(void **)>(run.session->functions[fid]);
+  std::vector<std::vector<int64_t>> descs(args.size());
+  std::vector<void *> argv(1 + args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TypeInfo &t = m.types[f.args[i]];
+    auto &d = descs[i];
+    auto ptr = reinterpret_cast<int64_t>(args[i]->data);
+    d = {ptr, ptr, 0};
+    d.insert(d.end(), t.shape.begin(), t.shape.end());
+    std::vector<int64_t> strides(t.shape.size());
+    int64_t s = 1;
+    for (size_t k = t.shape.size(); k-- > 0;) {
+      strides[k] = s;
+      s *= t.shape[k];
+    }
+    d.insert(d.end(), strides.begin(), strides.end());
+    argv[1 + i] = d.data();
+  }
+  size_t words = 0;
+  for (int tid : f.results)
+    words += 3 + 2 * m.types[tid].shape.size();
+  std::vector<int64_t> res(words, 0);
+  argv[0] = words ? res.data() : nullptr;
+
+  std::string label = what + " (" + f.symbol + ")";
+  CallScope scope{&run, ctx->device, &label, {}, {}};
+  tlsScope = &scope;
+  fn(argv.data());
+  tlsScope = nullptr;
+
+  results.clear();
+  int status = PIPE_RT_OK;
+  std::string error;
+  size_t o = 0;
+  for (size_t j = 0; j < f.results.size(); ++j) {
+    const TypeInfo &t = m.types[f.results[j]];
+    size_t rank = t.shape.size();
+    void *alloc = reinterpret_cast<void *>(res[o]);
+    char *aligned = reinterpret_cast<char *>(res[o + 1]);
+    int64_t offset = res[o + 2];
+    const int64_t *sizes = &res[o + 3];
+    const int64_t *strides = &res[o + 3 + rank];
+    o += 3 + 2 * rank;
+    bool dense = true, shapeOk = true;
+    int64_t expect = 1;
+    for (size_t k = rank; k-- > 0;) {
+      shapeOk &= sizes[k] == t.shape[k];
+      if (sizes[k] != 1 && strides[k] != expect)
+        dense = false;
+      expect *= t.shape[k];
+    }
+    if (!shapeOk && status == PIPE_RT_OK) {
+      status = PIPE_RT_INVALID_ARGUMENT;
+      error = format("%s: result %zu has the wrong shape", label.c_str(), j);
+    }
+    if (status != PIPE_RT_OK) {
+      results.push_back(nullptr);
+      continue;
+    }
+    if (dense && offset == 0 && alloc == aligned && scope.allocs.count(alloc)) {
+      auto b = std::make_shared<Buffer>();
+      b->run = &run;
+      b->device = ctx->device;
+      b->data = alloc;
+      b->bytes = t.bytes();
+      scope.allocs.erase(alloc);
+      results.push_back(std::move(b));
+      continue;
+    }
+    BufferPtr b;
+    status = allocBuffer(run, ctx->device, t.bytes(), label.c_str(), b, error);
+    if (status == PIPE_RT_OK)
+      copyStrided(static_cast<char *>(b->data), aligned + offset * t.elemSize,
+                  t.shape, strides, t.elemSize);
+    results.push_back(std::move(b));
+  }
+  // Temporaries the block did not free (and results it aliased).
+  for (void *p : scope.allocs)
+    pipe_rt_free(run.devs, ctx->device, p);
+  if (!scope.error.empty())
+    return fail(ctx, PIPE_RT_OUT_OF_MEMORY, what + ": " + scope.error);
+  if (status != PIPE_RT_OK)
+    return fail(ctx, status, what + ": " + error);
+  return PIPE_RT_OK;
+}
+
+/// The value of param `pid` this device computes with at `version`.
+int getParam(pipe_rt_device_ctx *ctx, int pid, int version,
+             const std::string &what, BufferPtr &out) {
+  DeviceState &ds = deviceOf(ctx);
+  const std::string &name = ctx->run->m->params[pid].name;
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.params.find(pid);
+  if (it == ds.params.end() || !it->second.value)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": param '" + name + "' is not on the device" +
+                    (ctx->run->psParam[pid] ? " (missing ps.load?)" : ""));
+  DeviceParam &dp = it->second;
+  if (version < 0 || version == dp.updates) {
+    out = dp.value;
+    return PIPE_RT_OK;
+  }
+  if (version > dp.updates)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": weight version %d of param '%s' is ahead of "
+                              "its %d update(s)",
+                              version, name.c_str(), dp.updates));
+  auto v = dp.versions.find(version);
+  if (v == dp.versions.end())
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": weight version %d of param '%s' was not "
+                              "kept",
+                              version, name.c_str()));
+  out = v->second;
+  return PIPE_RT_OK;
+}
+
+/// Forward (or recompute) of a stage.
+int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
+             bool keep, bool recompute, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const StageInfo &stage = m.stages[sid];
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  auto key = std::make_tuple(sid, step, mb);
+  std::map<int, BufferPtr> locals;
+  if (recompute) {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(key);
+    if (it == ds.stashes.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": nothing stashed (missing forward?)");
+    if (it->second.full)
+      return PIPE_RT_OK;
+    locals = it->second.external;
+  }
+  bool stashAll = keep || recompute;
+  bool stashInputs = stashAll || !run.schedule->forwardOnly;
+  StageStash stash;
+  stash.full = stashAll;
+  if (stashAll)
+    stash.runs.resize(stage.runs.size());
+  for (size_t i = 0; i < stage.runs.size(); ++i) {
+    const RunInfo &r = m.runs[stage.runs[i]];
+    std::vector<BufferPtr> args;
+    for (int pid : r.params) {
+      BufferPtr p;
+      if (int st = getParam(ctx, pid, version, what, p))
+        return st;
+      args.push_back(std::move(p));
+    }
+    for (int vid : r.inputs) {
+      auto it = locals.find(vid);
+      if (it == locals.end()) {
+        BufferPtr b;
+        const TypeInfo &t = valueType(m, vid);
+        if (recompute)
+          return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                      what + format(": value %d was not stashed", vid));
+        if (int k = m.inputIndex[vid]; k >= 0) {
+          std::string error;
+          if (int st = allocBuffer(run, ctx->device, t.bytes(),
+                                   "graph input", b, error))
+            return fail(ctx, st, what + ": " + error);
+          const void *src =
+              run.inputs[(size_t(step) * run.schedule->microbatches + mb) *
+                             m.inputs.size() +
+                         k];
+          if (!src)
+            return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                        what + format(": graph input %d is null", k));
+          std::memcpy(b->data, src, t.bytes());
+        } else {
+          std::lock_guard<std::mutex> lock(ds.mu);
+          auto v = ds.values.find(std::make_tuple(vid, step, mb));
+          if (v == ds.values.end()) {
+            int p = m.producer[vid];
+            return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                        what + format(": value %d (from stage '%s') is not "
+                                      "on the device (missing recv or "
+                                      "forward?)",
+                                      vid,
+                                      p >= 0 ? m.stages[p].name.c_str()
+                                             : "?"));
+          }
+          b = v->second.first;
+          if (--v->second.second <= 0)
+            ds.values.erase(v);
+        }
+        it = locals.emplace(vid, b).first;
+        if (stashInputs)
+          stash.external[vid] = b;
+      }
+      args.push_back(it->second);
+    }
+    std::vector<BufferPtr> results;
+    if (int st = callBlock(ctx, r.forward, args, results,
+                           what + " run '" + r.name + "'"))
+      return st;
+    for (size_t j = 0; j < r.outputs.size(); ++j)
+      locals[r.outputs[j]] = results[j];
+    if (stashAll) {
+      stash.runs[i].inputs.assign(args.begin() + r.params.size(), args.end());
+      stash.runs[i].saved.assign(results.begin() + r.outputs.size(),
+                                 results.end());
+    }
+  }
+  std::lock_guard<std::mutex> lock(ds.mu);
+  if (!recompute) {
+    // Publish what other stages read, and the loss.
+    for (int rid : stage.runs)
+      for (int vid : m.runs[rid].outputs) {
+        if (!m.consumers[vid].empty())
+          ds.values[std::make_tuple(vid, step, mb)] = {
+              locals[vid], int(m.consumers[vid].size())};
+        if (vid != m.lossValue)
+          continue;
+        size_t idx = size_t(step) * run.schedule->microbatches + mb;
+        run.losses[idx] = *static_cast<const float *>(locals[vid]->data);
+        run.lossSeen[idx] = true;
+        if (run.schedule->forwardOnly)
+          continue;
+        BufferPtr seed;
+        std::string error;
+        if (int st = allocBuffer(run, ctx->device, 4, "loss seed", seed,
+                                 error))
+          return fail(ctx, st, what + ": " + error);
+        *static_cast<float *>(seed->data) =
+            float(m.lossSeed / run.schedule->microbatches);
+        ds.cotangents[std::make_tuple(vid, step, mb, -1)] = seed;
+      }
+  }
+  if (stashInputs)
+    ds.stashes[key] = std::move(stash);
+  return PIPE_RT_OK;
+}
+
+/// Adds `b` into a gradient/cotangent slot (adopting it when empty).
+void accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t) {
+  if (!slot)
+    slot = std::move(b);
+  else
+    addInto(*slot, *b, t);
+}
+
+int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
+                int version, int part, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const StageInfo &stage = m.stages[sid];
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  auto key = std::make_tuple(sid, step, mb);
+  StageStash *stash;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(key);
+    if (it == ds.stashes.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": no stashed activations (missing forward?)");
+    stash = &it->second;
+  }
+  auto argsOf = [&](const RunInfo &r, StageStash::Run &sr,
+                    std::vector<BufferPtr> &args) {
+    for (int pid : r.params) {
+      BufferPtr p;
+      if (int st = getParam(ctx, pid, version, what, p))
+        return st;
+      args.push_back(std::move(p));
+    }
+    args.insert(args.end(), sr.inputs.begin(), sr.inputs.end());
+    args.insert(args.end(), sr.cotangents.begin(), sr.cotangents.end());
+    args.insert(args.end(), sr.saved.begin(), sr.saved.end());
+    return int(PIPE_RT_OK);
+  };
+  if (part != 2) {
+    if (!stash->full)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": only the stage inputs are stashed (missing "
+                         "recompute?)");
+    if (stash->inputDone)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": input gradients already computed");
+    for (size_t i = stage.runs.size(); i-- > 0;) {
+      const RunInfo &r = m.runs[stage.runs[i]];
+      StageStash::Run &sr = stash->runs[i];
+      sr.cotangents.clear();
+      for (int idx : r.diffResults) {
+        int vid = r.outputs[idx];
+        BufferPtr c;
+        {
+          std::lock_guard<std::mutex> lock(ds.mu);
+          auto it = ds.cotangents.find(std::make_tuple(vid, step, mb, -1));
+          if (it != ds.cotangents.end()) {
+            c = it->second;
+            ds.cotangents.erase(it);
+          }
+        }
+        if (!c)
+          if (int st = zeros(ctx, valueType(m, vid), what + " cotangent", c))
+            return st;
+        sr.cotangents.push_back(std::move(c));
+      }
+      bool needed = false;
+      for (int idx : r.diffInputs)
+        needed |= m.inputIndex[r.inputs[idx]] < 0;
+      if (r.bwdInput < 0 || !needed)
+        continue;
+      std::vector<BufferPtr> args, results;
+      if (int st = argsOf(r, sr, args))
+        return st;
+      if (int st = callBlock(ctx, r.bwdInput, args, results,
+                             what + " run '" + r.name + "'"))
+        return st;
+      std::lock_guard<std::mutex> lock(ds.mu);
+      for (size_t j = 0; j < r.diffInputs.size(); ++j) {
+        int vid = r.inputs[r.diffInputs[j]];
+        if (m.inputIndex[vid] >= 0)
+          continue;
+        int producer = m.producer[vid];
+        int tag = producer >= 0 && m.stages[producer].device == ctx->device
+                      ? -1
+                      : sid;
+        accumulate(ds.cotangents[std::make_tuple(vid, step, mb, tag)],
+                   results[j], valueType(m, vid));
+      }
+    }
+    stash->inputDone = true;
+  }
+  if (part == 1)
+    return PIPE_RT_OK;
+  if (!stash->inputDone)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": weight gradients before input gradients (missing "
+                       "backward part 1?)");
+  for (size_t i = stage.runs.size(); i-- > 0;) {
+    const RunInfo &r = m.runs[stage.runs[i]];
+    if (r.bwdWeight < 0 || r.diffParams.empty())
+      continue;
+    std::vector<BufferPtr> args, results;
+    if (int st = argsOf(r, stash->runs[i], args))
+      return st;
+    if (int st = callBlock(ctx, r.bwdWeight, args, results,
+                           what + " run '" + r.name + "'"))
+      return st;
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (size_t j = 0; j < r.diffParams.size(); ++j) {
+      int pid = r.params[r.diffParams[j]];
+      if (!m.params[pid].trainable)
+        continue;
+      accumulate(ds.grads[{pid, step}], results[j],
+                 m.types[m.params[pid].type]);
+    }
+  }
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.stashes.erase(key);
+  return PIPE_RT_OK;
+}
+
+int64_t addToken(pipe_rt_device_ctx *ctx, std::shared_ptr<PendingToken> t) {
+  DeviceState &ds = deviceOf(ctx);
+  int64_t id = ds.nextToken++;
+  ds.tokens.emplace(id, std::move(t));
+  return id;
+}
+
+/// Waits until every device in `participants` arrived at rendezvous `key`
+/// (after `deposit`), then calls `collect` (all under the sync lock).
+int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
+               const std::set<int> &participants,
+               const std::function<void(RunState::Reduce &)> &deposit,
+               const std::function<int(RunState::Reduce &)> &collect,
+               const std::string &what) {
+  RunState &run = *ctx->run;
+  std::unique_lock<std::mutex> lock(run.syncMu);
+  RunState::Reduce &r = run.reduces[key];
+  deposit(r);
+  r.arrived.insert(ctx->device);
+  run.syncCv.notify_all();
+  double watchdog = run.session->options.watchdog_seconds;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(watchdog);
+  run.syncCv.wait_until(lock, deadline, [&] {
+    return r.arrived.size() == participants.size() || run.failed;
+  });
+  if (r.arrived.size() != participants.size()) {
+    if (run.failed)
+      return fail(ctx, PIPE_RT_ABORTED, what + ": aborted by an error on "
+                                               "another device");
+    std::string missing;
+    for (int d : participants)
+      if (!r.arrived.count(d))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(d);
+    run.failed = true;
+    run.syncCv.notify_all();
+    return fail(ctx, PIPE_RT_TIMEOUT,
+                what + format(": device(s) %s did not join within %g s",
+                              missing.c_str(), watchdog));
+  }
+  int st = collect(r);
+  if (++r.collected == participants.size())
+    run.reduces.erase(key);
+  return st;
+}
+
+/// Global gradient-norm clipping before the first update of `step`.
+int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
+  RunState &run = *ctx->run;
+  DeviceState &ds = deviceOf(ctx);
+  double local = 0;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (auto &[key, g] : ds.grads) {
+      // Each param counted once: by the lowest device holding it.
+      if (key.second != step || *run.holders[key.first].begin() != ctx->device)
+        continue;
+      const float *p = static_cast<const float *>(g->data);
+      int64_t n = run.m->types[run.m->params[key.first].type].numel;
+      for (int64_t i = 0; i < n; ++i)
+        local += double(p[i]) * p[i];
+    }
+  }
+  double total = 0;
+  int st = rendezvous(
+      ctx, {-1, step}, run.clipDevices,
+      [&](RunState::Reduce &r) { r.sums[ctx->device] = local; },
+      [&](RunState::Reduce &r) {
+        for (auto &[d, s] : r.sums)
+          total += s;
+        return int(PIPE_RT_OK);
+      },
+      what + " (gradient clipping)");
+  if (st != PIPE_RT_OK)
+    return st;
+  double norm = std::sqrt(total);
+  double clip = run.session->options.clip_norm;
+  ds.clipScale = float(std::min(1.0, clip / (norm + 1e-6)));
+  ds.clippedSteps.insert(step);
+  return PIPE_RT_OK;
+}
+
+pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
+                                SessionParam &state, const float *grad,
+                                size_t n, float scale) {
+  pipe_rt_optim_update u{};
+  u.kind = session->options.optimizer;
+  u.sgd = session->options.sgd;
+  u.adamw = session->options.adamw;
+  u.step = state.step + 1;
+  u.param = param;
+  bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
+  if (adam || u.sgd.momentum != 0)
+    state.state0.resize(n, 0.0f);
+  if (adam)
+    state.state1.resize(n, 0.0f);
+  u.state0 = state.state0.empty() ? nullptr : state.state0.data();
+  u.state1 = state.state1.empty() ? nullptr : state.state1.data();
+  u.grad = grad;
+  u.grad_dtype = PIPE_RT_GRAD_F32;
+  u.grad_scale = scale;
+  u.n = n;
+  return u;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points of device programs
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                            int32_t step, int32_t version, int32_t keep) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "forward", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  if (mb < 0)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no micro-batch");
+  double t0 = ctx->run->now();
+  int st = runStage(ctx, stage, mb, step, version, keep != 0, false, what);
+  ctx->run->traceEvent(what.substr(what.find(':') + 2), "compute",
+                       TrackKind::Compute, ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t mb, int32_t step, int32_t version) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "recompute", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  double t0 = ctx->run->now();
+  int st = runStage(ctx, stage, mb, step, version, true, true, what);
+  ctx->run->traceEvent(what.substr(what.find(':') + 2), "compute",
+                       TrackKind::Compute, ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage,
+                             int32_t mb, int32_t step, int32_t version,
+                             int32_t part) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  const char *name = part == 1   ? "backward.input"
+                     : part == 2 ? "backward.weight"
+                                 : "backward";
+  std::string what = describe(ctx, name, stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  if (part < 0 || part > 2)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad part");
+  if (ctx->run->schedule->forwardOnly)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the schedule is forward-only");
+  double t0 = ctx->run->now();
+  int st = runBackward(ctx, stage, mb, step, version, part, what);
+  ctx->run->traceEvent(what.substr(what.find(':') + 2), "compute",
+                       TrackKind::Compute, ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
+                         int32_t dst, int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what =
+      describe(ctx, kind == 0 ? "send activation" : "send gradient", src, mb,
+               step);
+  if (int st = checkAction(ctx, what, src, mb, step))
+    return -st;
+  if ((kind != 0 && kind != 1) || dst < 0 || dst >= int(m.stages.size()))
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad kind or dst");
+  what += " to stage '" + m.stages[dst].name + "'";
+  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
+                                     : std::make_pair(dst, src));
+  if (edge == m.edges.end())
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<unsigned char> payload;
+  {
+    std::lock_guard<std::mutex> compute(ds.computeMu);
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (int vid : edge->second) {
+      const TypeInfo &t = valueType(m, vid);
+      size_t at = payload.size();
+      payload.resize(at + t.bytes(), 0);
+      if (kind == 0) {
+        auto v = ds.values.find(std::make_tuple(vid, step, mb));
+        if (v == ds.values.end())
+          return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                       what + format(": value %d not computed (missing "
+                                     "forward?)",
+                                     vid));
+        std::memcpy(payload.data() + at, v->second.first->data, t.bytes());
+        if (--v->second.second <= 0)
+          ds.values.erase(v);
+      } else {
+        auto c = ds.cotangents.find(std::make_tuple(vid, step, mb, src));
+        if (c == ds.cotangents.end())
+          continue; // no cotangent: zeros
+        if (t.isFloat())
+          std::memcpy(payload.data() + at, c->second->data, t.bytes());
+        ds.cotangents.erase(c);
+      }
+    }
+  }
+  pipe_rt_channel_key key{kind, src, dst, mb, step};
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->start = run.now();
+  t->link = run.tracing()
+                ? run.linkIndex(ctx->device, m.stages[dst].device)
+                : -1;
+  int st = pipe_rt_send(run.devs, ctx->device, &key, payload.data(),
+                        payload.size(), &t->channel);
+  if (st != PIPE_RT_OK)
+    return -fail(ctx, st, what + ": " + pipe_rt_last_error(run.devs));
+  return addToken(ctx, std::move(t));
+}
+
+int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
+                         int32_t dst, int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what =
+      describe(ctx, kind == 0 ? "recv activation" : "recv gradient", dst, mb,
+               step);
+  if (int st = checkAction(ctx, what, dst, mb, step))
+    return -st;
+  if ((kind != 0 && kind != 1) || src < 0 || src >= int(m.stages.size()))
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad kind or src");
+  what += " from stage '" + m.stages[src].name + "'";
+  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
+                                     : std::make_pair(dst, src));
+  if (edge == m.edges.end())
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
+  uint64_t total = 0;
+  for (int vid : edge->second)
+    total += valueType(m, vid).bytes();
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->start = run.now();
+  std::string error;
+  if (int st = allocBuffer(run, ctx->device, total, what.c_str(), t->keepAlive,
+                           error))
+    return -fail(ctx, st, what + ": " + error);
+  pipe_rt_channel_key key{kind, src, dst, mb, step};
+  int st = pipe_rt_recv(run.devs, ctx->device, &key, t->keepAlive->data,
+                        total, &t->channel);
+  if (st != PIPE_RT_OK)
+    return -fail(ctx, st, what + ": " + pipe_rt_last_error(run.devs));
+  int device = ctx->device;
+  const std::vector<int> *values = &edge->second;
+  BufferPtr buffer = t->keepAlive;
+  RunState *runp = &run;
+  t->onDone = [runp, device, values, buffer, kind, mb, step,
+               what](std::string &error) {
+    RunState &run = *runp;
+    const Manifest &m = *run.m;
+    DeviceState &ds = *run.devices[device];
+    std::lock_guard<std::mutex> compute(ds.computeMu);
+    uint64_t at = 0;
+    for (int vid : *values) {
+      const TypeInfo &t = valueType(m, vid);
+      const char *src = static_cast<const char *>(buffer->data) + at;
+      at += t.bytes();
+      if (kind == 1 && !t.isFloat())
+        continue;
+      BufferPtr b;
+      if (int st = allocBuffer(run, device, t.bytes(), what.c_str(), b, error))
+        return st;
+      std::memcpy(b->data, src, t.bytes());
+      std::lock_guard<std::mutex> lock(ds.mu);
+      if (kind == 0) {
+        auto &slot = ds.values[std::make_tuple(vid, step, mb)];
+        if (!slot.first)
+          slot.first = b;
+        ++slot.second;
+      } else {
+        accumulate(ds.cotangents[std::make_tuple(vid, step, mb, -1)], b, t);
+      }
+    }
+    return int(PIPE_RT_OK);
+  };
+  return addToken(ctx, std::move(t));
+}
+
+int32_t pipe_rt_act_wait(pipe_rt_device_ctx *ctx, int64_t token) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  DeviceState &ds = deviceOf(ctx);
+  auto it = ds.tokens.find(token);
+  if (it == ds.tokens.end())
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                format("device %d: wait of unknown token %lld", ctx->device,
+                       (long long)token));
+  std::shared_ptr<PendingToken> t = it->second;
+  ds.tokens.erase(it);
+  std::string error;
+  if (t->channel) {
+    int st = pipe_rt_wait(run.devs, ctx->device, t->channel);
+    if (st == PIPE_RT_ABORTED)
+      return fail(ctx, st, t->what + ": aborted by an error elsewhere");
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, pipe_rt_last_error(run.devs));
+    if (t->link >= 0)
+      run.traceEvent(t->what.substr(t->what.find(':') + 2), "transfer",
+                     TrackKind::Link, t->link, t->start, run.now());
+  } else if (t->job) {
+    int st = t->queue->wait(t->job);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, t->what + ": " + t->job->error);
+  }
+  if (t->onDone) {
+    int st = t->onDone(error);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, t->what + ": " + error);
+  }
+  return PIPE_RT_OK;
+}
+
+} // extern "C"
+
+namespace {
+
+/// Queues `work` on `queue` as the asynchronous part of an action; traced
+/// on `kind`'s track.
+int64_t submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue, TrackKind kind,
+                  const char *category, const std::string &what,
+                  std::function<int(std::string &)> work,
+                  JobQueue::JobPtr *submitted = nullptr) {
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  std::string label = what.substr(what.find(':') + 2);
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->queue = &queue;
+  t->job = queue.submit([=](std::string &error) {
+    double t0 = run->now();
+    int st = work(error);
+    run->traceEvent(label, category, kind,
+                    kind == TrackKind::Host ? 0 : device, t0, run->now());
+    return st;
+  });
+  if (submitted)
+    *submitted = t->job;
+  return addToken(ctx, std::move(t));
+}
+
+/// Waits for jobs another queue must finish first; returns the first error.
+int waitFor(const std::vector<RunState::PendingJob> &jobs) {
+  int result = PIPE_RT_OK;
+  for (const auto &[queue, job] : jobs)
+    if (int st = queue->wait(job); st != PIPE_RT_OK && result == PIPE_RT_OK)
+      result = st;
+  return result;
+}
+
+int checkPsStage(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
+                 int step) {
+  if (int st = checkAction(ctx, what, stage, -1, step))
+    return st;
+  if (!ctx->run->schedule->psStage[stage])
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the stage does not use the parameter server");
+  return PIPE_RT_OK;
+}
+
+/// Moves the buffers of a stash between the arena and host memory.
+int moveStash(RunState *run, int device, int stage, int mb, int step,
+              bool toHost, std::string &error) {
+  DeviceState &ds = *run->devices[device];
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  std::set<Buffer *> buffers;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(std::make_tuple(stage, step, mb));
+    if (it == ds.stashes.end()) {
+      error = "nothing stashed for this micro-batch";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    for (auto &[v, b] : it->second.external)
+      buffers.insert(b.get());
+    for (auto &r : it->second.runs)
+      for (auto *list : {&r.inputs, &r.saved, &r.cotangents})
+        for (auto &b : *list)
+          buffers.insert(b.get());
+  }
+  for (Buffer *b : buffers) {
+    if ((b->device < 0) == toHost)
+      continue;
+    void *dst = nullptr;
+    if (toHost) {
+      dst = hostAlloc(b->bytes);
+      if (!dst) {
+        error = "host out of memory";
+        return PIPE_RT_OUT_OF_MEMORY;
+      }
+    } else if (int st = pipe_rt_alloc(run->devs, device, b->bytes,
+                                      "prefetched activation", &dst)) {
+      error = pipe_rt_last_error(run->devs);
+      return st;
+    }
+    std::memcpy(dst, b->data, b->bytes);
+    if (toHost)
+      pipe_rt_free(run->devs, device, b->data);
+    else
+      hostFree(b->data);
+    b->data = dst;
+    b->device = toHost ? -1 : device;
+  }
+  return PIPE_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
+                            int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.load", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<std::pair<int, BufferPtr>> copies;
+  for (int pid : m.stages[stage].params) {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    DeviceParam &dp = ds.params[pid];
+    if (dp.loads++ > 0)
+      continue;
+    std::string error;
+    std::string label = "param '" + m.params[pid].name + "'";
+    if (int st = allocBuffer(run, ctx->device,
+                             m.types[m.params[pid].type].bytes(),
+                             label.c_str(), dp.value, error)) {
+      ds.params.erase(pid);
+      return -fail(ctx, st, what + ": " + error);
+    }
+    copies.push_back({pid, dp.value});
+  }
+  RunState *runp = &run;
+  std::vector<RunState::PendingJob> updates;
+  {
+    std::lock_guard<std::mutex> lock(run.psMu);
+    for (auto &[pid, b] : copies) {
+      auto it = run.psLastUpdate.find(pid);
+      if (it != run.psLastUpdate.end())
+        updates.push_back(it->second);
+    }
+  }
+  return submitJob(ctx, *ds.h2d, TrackKind::H2D, "h2d", what,
+                   [runp, copies, updates](std::string &error) {
+                     if (int st = waitFor(updates)) {
+                       error = "an earlier ps.update of these params failed";
+                       return st;
+                     }
+                     for (auto &[pid, b] : copies) {
+                       const unsigned char *src;
+                       {
+                         std::lock_guard<std::mutex> lock(runp->psMu);
+                         src = runp->psMaster[pid].data();
+                       }
+                       std::memcpy(b->data, src, b->bytes);
+                     }
+                     return int(PIPE_RT_OK);
+                   });
+}
+
+int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
+                            int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.push", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<std::pair<int, BufferPtr>> grads;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (int pid : m.stages[stage].params) {
+      auto it = ds.grads.find({pid, step});
+      if (it == ds.grads.end())
+        continue;
+      grads.push_back({pid, it->second});
+      ds.grads.erase(it); // freed once copied
+    }
+  }
+  RunState *runp = &run;
+  JobQueue::JobPtr job;
+  int64_t token = submitJob(ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
+                   [runp, grads](std::string &) {
+                     for (auto &[pid, g] : grads) {
+                       size_t n = g->bytes / 4;
+                       std::vector<float> *acc;
+                       {
+                         std::lock_guard<std::mutex> lock(runp->psMu);
+                         acc = &runp->psAccum[pid];
+                       }
+                       acc->resize(n, 0.0f);
+                       const float *src = static_cast<const float *>(g->data);
+                       for (size_t i = 0; i < n; ++i)
+                         (*acc)[i] += src[i];
+                     }
+                     return int(PIPE_RT_OK);
+                   },
+                   &job);
+  if (token > 0) {
+    std::lock_guard<std::mutex> lock(run.psMu);
+    for (auto &[pid, g] : grads)
+      run.psPendingPushes[pid].push_back({ds.d2h.get(), job});
+  }
+  return token;
+}
+
+int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.update", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState *run = ctx->run;
+  std::vector<int> owned;
+  for (int pid : run->schedule->owns[stage])
+    if (run->psParam[pid] && run->m->params[pid].trainable)
+      owned.push_back(pid);
+  std::vector<RunState::PendingJob> pushes;
+  {
+    std::lock_guard<std::mutex> lock(run->psMu);
+    for (int pid : owned) {
+      auto it = run->psPendingPushes.find(pid);
+      if (it == run->psPendingPushes.end())
+        continue;
+      pushes.insert(pushes.end(), it->second.begin(), it->second.end());
+      run->psPendingPushes.erase(it);
+    }
+  }
+  JobQueue::JobPtr job;
+  int64_t token = submitJob(
+      ctx, *run->hostQueue, TrackKind::Host, "host", what,
+      [run, owned, pushes](std::string &error) {
+        if (int st = waitFor(pushes)) {
+          error = "a ps.push of these params failed";
+          return st;
+        }
+        for (int pid : owned) {
+          std::vector<float> *acc, *s0, *s1;
+          float *master;
+          {
+            std::lock_guard<std::mutex> lock(run->psMu);
+            auto it = run->psAccum.find(pid);
+            if (it == run->psAccum.end())
+              continue; // no gradient pushed: skipped, as torch skips None
+            acc = &it->second;
+            master = reinterpret_cast<float *>(run->psMaster[pid].data());
+            s0 = &run->psState0[pid];
+            s1 = &run->psState1[pid];
+          }
+          SessionParam state;
+          state.state0.swap(*s0);
+          state.state1.swap(*s1);
+          state.step = run->psStep[pid];
+          pipe_rt_optim_update u = makeUpdate(run->session, master, state,
+                                              acc->data(), acc->size(), 1.0f);
+          int st = pipe_rt_host_optimizer_run(run->session->optimizer, &u);
+          state.state0.swap(*s0);
+          state.state1.swap(*s1);
+          if (st != PIPE_RT_OK) {
+            error = "host optimizer rejected the update of '" +
+                    run->m->params[pid].name + "'";
+            return st;
+          }
+          std::lock_guard<std::mutex> lock(run->psMu);
+          ++run->psStep[pid];
+          run->psAccum.erase(pid);
+        }
+        return int(PIPE_RT_OK);
+      },
+      &job);
+  if (token > 0) {
+    std::lock_guard<std::mutex> lock(run->psMu);
+    for (int pid : owned)
+      run->psLastUpdate[pid] = {run->hostQueue.get(), job};
+  }
+  return token;
+}
+
+int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,
+                               int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.release", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return st;
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> lock(ds.mu);
+  for (int pid : ctx->run->m->stages[stage].params) {
+    auto it = ds.params.find(pid);
+    if (it == ds.params.end() || it->second.loads <= 0)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + ctx->run->m->params[pid].name +
+                      "' is not loaded");
+    if (--it->second.loads == 0)
+      ds.params.erase(it);
+  }
+  return PIPE_RT_OK;
+}
+
+int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage,
+                            int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "offload", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return -st;
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  return submitJob(ctx, *deviceOf(ctx).d2h, TrackKind::D2H, "d2h", what,
+                   [=](std::string &error) {
+                     return moveStash(run, device, stage, mb, step, true,
+                                      error);
+                   });
+}
+
+int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage,
+                             int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "prefetch", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return -st;
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  return submitJob(ctx, *deviceOf(ctx).h2d, TrackKind::H2D, "h2d", what,
+                   [=](std::string &error) {
+                     return moveStash(run, device, stage, mb, step, false,
+                                      error);
+                   });
+}
+
+int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
+                           int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "update", stage, -1, step);
+  if (int st = checkAction(ctx, what, stage, -1, step))
+    return st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  double t0 = run.now();
+  if (run.session->options.clip_norm > 0 && !ds.clippedSteps.count(step))
+    if (int st = clipGradients(ctx, step, what))
+      return st;
+  float scale = run.session->options.clip_norm > 0 ? ds.clipScale : 1.0f;
+  for (int pid : run.schedule->owns[stage]) {
+    const ParamInfo &p = m.params[pid];
+    if (run.psParam[pid])
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + p.name +
+                      "' is held by the parameter server (use ps.update)");
+    if (!p.trainable)
+      continue;
+    std::unique_lock<std::mutex> lock(ds.mu);
+    auto it = ds.params.find(pid);
+    if (it == ds.params.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + p.name + "' is not on the device");
+    DeviceParam &dp = it->second;
+    // Tied params may be owned by several stages of one device: one update
+    // per step.
+    if (!dp.updatedSteps.insert(step).second)
+      continue;
+    const TypeInfo &t = m.types[p.type];
+    if (run.trackVersions) {
+      BufferPtr snap;
+      std::string error;
+      if (int st = allocBuffer(run, ctx->device, t.bytes(), "weight version",
+                               snap, error))
+        return fail(ctx, st, what + ": " + error);
+      std::memcpy(snap->data, dp.value->data, t.bytes());
+      dp.versions[dp.updates] = snap;
+    }
+    ++dp.updates;
+    auto g = ds.grads.find({pid, step});
+    if (g == ds.grads.end())
+      continue; // no gradient: skipped, as torch skips params without grad
+    BufferPtr grad = g->second;
+    ds.grads.erase(g);
+    lock.unlock();
+    SessionParam &state = run.deviceOptState[ctx->device][pid];
+    pipe_rt_optim_update u =
+        makeUpdate(run.session, static_cast<float *>(dp.value->data), state,
+                   static_cast<const float *>(grad->data), size_t(t.numel),
+                   scale);
+    if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
+      return fail(ctx, st, what + ": the optimizer rejected the update of '" +
+                               p.name + "' (bad hyper-parameters?)");
+    ++state.step;
+  }
+  run.traceEvent(what.substr(what.find(':') + 2), "compute",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
+int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
+                                int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what = format("device %d: reduce_grad", ctx->device);
+  if (param < 0 || param >= int(m.params.size()))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such param");
+  what += " '" + m.params[param].name + "'" + format(" step %d", step);
+  if (step < 0 || step >= run.schedule->steps)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": step out of range (%d)", run.schedule->steps));
+  const std::set<int> &participants = run.holders[param];
+  if (!participants.count(ctx->device))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the device does not hold the param");
+  if (participants.size() == 1 || !m.params[param].trainable)
+    return PIPE_RT_OK;
+  DeviceState &ds = deviceOf(ctx);
+  const TypeInfo &t = m.types[m.params[param].type];
+  BufferPtr mine;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.grads.find({param, step});
+    if (it != ds.grads.end())
+      mine = it->second;
+  }
+  double t0 = run.now();
+  int st = rendezvous(
+      ctx, {param, step}, participants,
+      [&](RunState::Reduce &r) { r.grads[ctx->device] = mine; },
+      [&](RunState::Reduce &r) {
+        // Every device sums in device order: identical totals everywhere.
+        BufferPtr total;
+        if (int st = zeros(ctx, t, what, total))
+          return st;
+        for (auto &[d, g] : r.grads)
+          if (g)
+            addInto(*total, *g, t);
+        std::lock_guard<std::mutex> lock(ds.mu);
+        ds.grads[{param, step}] = total;
+        return int(PIPE_RT_OK);
+      },
+      what);
+  run.traceEvent(what.substr(what.find(':') + 2), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return st;
+}
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// The driver
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int runDevice(int device, void *userData) {
+  auto &run = *static_cast<RunState *>(userData);
+  pipe_rt_device_ctx *ctx = run.ctxs[device].get();
+  auto program = reinterpret_cast<int32_t (*)(pipe_rt_device_ctx *)>(
+      run.session->programs[run.scheduleIndex][device]);
+  int st = program(ctx);
+  if (st == PIPE_RT_OK)
+    return st;
+  if (ctx->error.empty())
+    ctx->error = format("device %d: the program failed with '%s'", device,
+                        pipe_rt_status_string(st));
+  {
+    std::lock_guard<std::mutex> lock(run.syncMu);
+    run.failed = true;
+    run.syncCv.notify_all();
+  }
+  // Report the original error in preference to the aborts it caused.
+  std::lock_guard<std::mutex> lock(run.errorMu);
+  if (run.firstStatus == PIPE_RT_OK ||
+      (run.firstStatus == PIPE_RT_ABORTED && st != PIPE_RT_ABORTED)) {
+    run.firstStatus = st;
+    run.firstError = ctx->error;
+  }
+  return st;
+}
+
+} // namespace
+
+int pipe_rt::executeRun(pipe_rt_session *session, int x,
+                        const void *const *inputs, float *losses) {
+  const Manifest &m = session->manifest;
+  const ScheduleInfo &sched = m.schedules[x];
+  auto runFail = [&](int status, const std::string &msg) {
+    session->error = "schedule '" + sched.name + "': " + msg;
+    return status;
+  };
+  bool hasPs = std::find(sched.psStage.begin(), sched.psStage.end(), true) !=
+               sched.psStage.end();
+  if (session->options.clip_norm > 0 && (hasPs || sched.steps > 1))
+    return runFail(PIPE_RT_INVALID_ARGUMENT,
+                   "gradient clipping needs a synchronous schedule (no ps "
+                   "stages, one step)");
+  if (!inputs && !m.inputs.empty())
+    return runFail(PIPE_RT_INVALID_ARGUMENT, "no inputs given");
+
+  auto run = std::make_unique<RunState>();
+  run->session = session;
+  run->m = &m;
+  run->schedule = &sched;
+  run->scheduleIndex = x;
+  run->inputs = inputs;
+  size_t numLosses = size_t(sched.steps) * sched.microbatches;
+  run->losses.assign(numLosses, 0.0f);
+  run->lossSeen.assign(numLosses, false);
+  run->trackVersions = sched.kind.compare(0, 9, "pipedream") == 0;
+
+  // Who holds which param.
+  run->psParam.assign(m.params.size(), false);
+  run->holders.assign(m.params.size(), {});
+  for (size_t s = 0; s < m.stages.size(); ++s)
+    for (int pid : m.stages[s].params) {
+      if (sched.psStage[s])
+        run->psParam[pid] = true;
+      else
+        run->holders[pid].insert(m.stages[s].device);
+    }
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    if (run->psParam[p] && !run->holders[p].empty())
+      return runFail(PIPE_RT_INVALID_ARGUMENT,
+                     "param '" + m.params[p].name + "' is read by a parameter "
+                     "server stage and by a device stage");
+    if (m.params[p].trainable)
+      run->clipDevices.insert(run->holders[p].begin(), run->holders[p].end());
+  }
+
+  std::vector<uint64_t> caps(sched.devices);
+  for (int d = 0; d < sched.devices; ++d) {
+    uint64_t c = session->options.capacity_bytes > 0
+                     ? session->options.capacity_bytes
+                     : sched.capacity[d];
+    caps[d] = c ? c : UINT64_MAX;
+  }
+  run->devs = pipe_rt_devices_create(sched.devices, caps.data(),
+                                     session->options.watchdog_seconds);
+  if (!run->devs)
+    return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
+  run->hostQueue = std::make_unique<JobQueue>();
+  run->deviceOptState.resize(sched.devices);
+  for (int d = 0; d < sched.devices; ++d) {
+    auto ds = std::make_unique<DeviceState>();
+    ds->index = d;
+    ds->h2d = std::make_unique<JobQueue>();
+    ds->d2h = std::make_unique<JobQueue>();
+    run->devices.push_back(std::move(ds));
+    auto ctx = std::make_unique<pipe_rt_device_ctx>();
+    ctx->run = run.get();
+    ctx->device = d;
+    run->ctxs.push_back(std::move(ctx));
+  }
+  // Device copies of the params (and their optimizer state), and the
+  // parameter server's copies.
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    const SessionParam &sp = session->params[p];
+    std::string label = "param '" + m.params[p].name + "'";
+    for (int d : run->holders[p]) {
+      DeviceParam &dp = run->devices[d]->params[int(p)];
+      std::string error;
+      if (int st = allocBuffer(*run, d, sp.value.size(), label.c_str(),
+                               dp.value, error))
+        return runFail(st, error);
+      std::memcpy(dp.value->data, sp.value.data(), sp.value.size());
+      SessionParam &state = run->deviceOptState[d][int(p)];
+      state.state0 = sp.state0;
+      state.state1 = sp.state1;
+      state.step = sp.step;
+    }
+    if (run->psParam[p]) {
+      run->psMaster[int(p)] = sp.value;
+      run->psState0[int(p)] = sp.state0;
+      run->psState1[int(p)] = sp.state1;
+      run->psStep[int(p)] = sp.step;
+    }
+  }
+
+  int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
+  // Let outstanding copies finish before looking at the results.
+  run->hostQueue.reset();
+  for (auto &ds : run->devices) {
+    ds->h2d.reset();
+    ds->d2h.reset();
+  }
+  for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d) {
+    uint64_t peak = 0;
+    pipe_rt_device_memory(run->devs, d, nullptr, &peak);
+    session->peak[d] = std::max(session->peak[d], peak);
+  }
+  if (status != PIPE_RT_OK)
+    return runFail(status, run->firstError.empty()
+                               ? pipe_rt_last_error(run->devs)
+                               : run->firstError);
+  if (m.lossValue >= 0)
+    for (size_t i = 0; i < numLosses; ++i)
+      if (!run->lossSeen[i])
+        return runFail(PIPE_RT_INVALID_ARGUMENT,
+                       format("no loss computed for step %d mb %d",
+                              int(i / sched.microbatches),
+                              int(i % sched.microbatches)));
+
+  // Success: commit the params and optimizer state. Replicas must agree.
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    const std::set<int> &holders = run->holders[p];
+    if (!holders.empty()) {
+      int first = *holders.begin();
+      const Buffer &v = *run->devices[first]->params[int(p)].value;
+      for (int d : holders) {
+        const Buffer &o = *run->devices[d]->params[int(p)].value;
+        if (std::memcmp(v.data, o.data, v.bytes) != 0)
+          return runFail(PIPE_RT_INVALID_ARGUMENT,
+                         format("the copies of param '%s' on devices %d and "
+                                "%d differ (an update or reduce_grad missing "
+                                "on one of them?)",
+                                m.params[p].name.c_str(), first, d));
+      }
+    }
+  }
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    SessionParam &sp = session->params[p];
+    const std::set<int> &holders = run->holders[p];
+    if (!holders.empty()) {
+      int first = *holders.begin();
+      const Buffer &v = *run->devices[first]->params[int(p)].value;
+      std::memcpy(sp.value.data(), v.data, v.bytes);
+      SessionParam &state = run->deviceOptState[first][int(p)];
+      sp.state0.swap(state.state0);
+      sp.state1.swap(state.state1);
+      sp.step = state.step;
+    } else if (run->psParam[p]) {
+      sp.value.swap(run->psMaster[int(p)]);
+      sp.state0.swap(run->psState0[int(p)]);
+      sp.state1.swap(run->psState1[int(p)]);
+      sp.step = run->psStep[int(p)];
+    }
+  }
+  if (losses)
+    std::copy(run->losses.begin(), run->losses.end(), losses);
+  session->error.clear();
+  return PIPE_RT_OK;
+}

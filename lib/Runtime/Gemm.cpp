@@ -1,0 +1,151 @@
+//===- Gemm.cpp - Matrix multiply and memref copy for lowered code --------===//
+//
+// pipe_rt_gemm_f32 is what the lowered block code calls for matmuls: BLAS
+// (OpenBLAS) when each operand has a unit stride in one of its matrix
+// dimensions, a blocked loop otherwise. memrefCopy is the strided copy that
+// MLIR's c_runner_utils provides; lowered code may call it for memref.copy,
+// and the runtime must not link MLIR's libraries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Runtime/Program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <cblas.h>
+
+namespace {
+
+/// C += A * B with arbitrary element strides; blocked over k and n so the
+/// inner loop streams rows of B and C.
+void gemmLoop(const float *a, const float *b, float *c, int64_t m, int64_t n,
+              int64_t k, int64_t sam, int64_t sak, int64_t sbk, int64_t sbn,
+              int64_t scm, int64_t scn) {
+  constexpr int64_t kBlock = 64, nBlock = 256;
+  for (int64_t k0 = 0; k0 < k; k0 += kBlock)
+    for (int64_t n0 = 0; n0 < n; n0 += nBlock) {
+      int64_t k1 = std::min(k, k0 + kBlock), n1 = std::min(n, n0 + nBlock);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = k0; p < k1; ++p) {
+          float av = a[i * sam + p * sak];
+          const float *brow = b + p * sbk;
+          float *crow = c + i * scm;
+          for (int64_t j = n0; j < n1; ++j)
+            crow[j * scn] += av * brow[j * sbn];
+        }
+    }
+}
+
+/// The BLAS layout of an operand with strides (rows, cols): row-major if the
+/// column stride is 1, transposed if the row stride is 1.
+bool blasLayout(int64_t rowStride, int64_t colStride, int64_t rows,
+                int64_t cols, CBLAS_TRANSPOSE &trans, int64_t &ld) {
+  if (colStride == 1 && rowStride >= std::max<int64_t>(cols, 1)) {
+    trans = CblasNoTrans;
+    ld = rowStride;
+    return true;
+  }
+  if (rowStride == 1 && colStride >= std::max<int64_t>(rows, 1)) {
+    trans = CblasTrans;
+    ld = colStride;
+    return true;
+  }
+  return false;
+}
+
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+} // namespace
+
+extern "C" void pipe_rt_gemm_f32(const float *a, const float *b, float *c,
+                                 const int64_t *dims, const int64_t *aStrides,
+                                 const int64_t *bStrides,
+                                 const int64_t *cStrides) {
+  int64_t batch = dims[0], m = dims[1], n = dims[2], k = dims[3];
+  if (batch <= 0 || m <= 0 || n <= 0)
+    return;
+  // BLAS writes row-major C; a C that is contiguous along m instead is the
+  // transpose of one: C^T += B^T * A^T.
+  if (m > 1 && n > 1 && cStrides[2] != 1 && cStrides[1] == 1) {
+    const int64_t swappedDims[4] = {batch, n, m, k};
+    const int64_t swappedA[3] = {bStrides[0], bStrides[2], bStrides[1]};
+    const int64_t swappedB[3] = {aStrides[0], aStrides[2], aStrides[1]};
+    const int64_t swappedC[3] = {cStrides[0], cStrides[2], cStrides[1]};
+    pipe_rt_gemm_f32(b, a, c, swappedDims, swappedA, swappedB, swappedC);
+    return;
+  }
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda = 0, ldb = 0;
+  // Size-1 dimensions make any stride "unit": normalise them so the
+  // layout checks below accept the common vector cases.
+  int64_t sam = m == 1 ? std::max<int64_t>(k, 1) : aStrides[1];
+  int64_t sak = k == 1 ? 1 : aStrides[2];
+  int64_t sbk = k == 1 ? std::max<int64_t>(n, 1) : bStrides[1];
+  int64_t sbn = n == 1 ? 1 : bStrides[2];
+  int64_t scm = m == 1 ? std::max<int64_t>(n, 1) : cStrides[1];
+  int64_t scn = n == 1 ? 1 : cStrides[2];
+  bool blas = k > 0 && scn == 1 && scm >= n &&
+              blasLayout(sam, sak, m, k, ta, lda) &&
+              blasLayout(sbk, sbn, k, n, tb, ldb);
+  for (int64_t i = 0; i < batch; ++i) {
+    const float *ai = a + i * aStrides[0];
+    const float *bi = b + i * bStrides[0];
+    float *ci = c + i * cStrides[0];
+    if (blas)
+      cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ai,
+                  int(lda), bi, int(ldb), 1.0f, ci, int(scm));
+    else
+      gemmLoop(ai, bi, ci, m, n, k, aStrides[1], aStrides[2], bStrides[1],
+               bStrides[2], cStrides[1], cStrides[2]);
+  }
+}
+
+/// Strided copy of a ranked memref described by MLIR's descriptor layout.
+extern "C" void memrefCopy(int64_t elemSize, void *srcArg, void *dstArg) {
+  auto *src = static_cast<UnrankedMemRef *>(srcArg);
+  auto *dst = static_cast<UnrankedMemRef *>(dstArg);
+  int64_t rank = src->rank;
+  auto *s = static_cast<pipe_rt_memref *>(src->descriptor);
+  auto *d = static_cast<pipe_rt_memref *>(dst->descriptor);
+  const int64_t *sizes = s->sizes_and_strides;
+  const int64_t *sStrides = s->sizes_and_strides + rank;
+  const int64_t *dStrides = d->sizes_and_strides + rank;
+  const char *sp = static_cast<const char *>(s->aligned) + s->offset * elemSize;
+  char *dp = static_cast<char *>(d->aligned) + d->offset * elemSize;
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] == 0)
+      return;
+  if (rank == 0) {
+    std::memcpy(dp, sp, size_t(elemSize));
+    return;
+  }
+  // Odometer over every index; the innermost dimension is copied in one
+  // memcpy when both sides are contiguous in it.
+  std::vector<int64_t> idx(size_t(rank), 0);
+  bool inner = sStrides[rank - 1] == 1 && dStrides[rank - 1] == 1;
+  int64_t innerCount = inner ? sizes[rank - 1] : 1;
+  while (true) {
+    int64_t so = 0, dof = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      so += idx[i] * sStrides[i];
+      dof += idx[i] * dStrides[i];
+    }
+    std::memcpy(dp + dof * elemSize, sp + so * elemSize,
+                size_t(elemSize * innerCount));
+    int64_t dim = rank - 1;
+    if (inner) {
+      idx[dim] = sizes[dim] - 1;
+    }
+    while (dim >= 0 && ++idx[dim] == sizes[dim]) {
+      idx[dim] = 0;
+      --dim;
+    }
+    if (dim < 0)
+      return;
+  }
+}

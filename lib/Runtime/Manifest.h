@@ -1,0 +1,97 @@
+//===- Manifest.h - Parsed program manifest ---------------------*- C++ -*-===//
+//
+// Private to the runtime: the manifest of a compiled program (format in
+// include/pipe/Runtime/Program.h) as plain structs, plus the derived data
+// flow (who produces and who consumes each value) the executor needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_MANIFEST_H
+#define PIPE_RUNTIME_MANIFEST_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pipe_rt {
+
+enum class DType { F32, F64, I64, I32, I1 };
+
+struct TypeInfo {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  size_t elemSize = 4; // storage bytes (i1 is a byte, as in MLIR memrefs)
+  uint64_t bytes() const { return uint64_t(numel) * elemSize; }
+  bool isFloat() const { return dtype == DType::F32 || dtype == DType::F64; }
+};
+
+struct ParamInfo {
+  std::string name;
+  int type = 0;
+  bool trainable = false;
+};
+
+struct FunctionInfo {
+  std::string symbol;
+  std::vector<int> args, results; // type ids
+};
+
+struct RunInfo {
+  std::string name;
+  int forward = -1, bwdInput = -1, bwdWeight = -1;
+  int numSaved = 0;
+  std::vector<int> params, inputs, outputs; // param ids, value ids
+  std::vector<int> diffInputs, diffResults, diffParams; // indices
+};
+
+struct StageInfo {
+  std::string name;
+  int device = 0;
+  std::vector<int> runs;
+  std::vector<int> params; // every param its runs read, ascending
+};
+
+struct ScheduleInfo {
+  std::string name, kind;
+  int devices = 1, microbatches = 1, steps = 1;
+  bool forwardOnly = false;
+  std::vector<uint64_t> capacity;    // per device, 0 = unlimited
+  std::vector<std::string> programs; // per device symbol
+  std::vector<bool> psStage;         // per stage
+  std::vector<std::vector<int>> owns; // per stage: params its update updates
+};
+
+struct Manifest {
+  int abiVersion = 0;
+  std::vector<TypeInfo> types;
+  std::vector<ParamInfo> params;
+  std::vector<int> valueTypes; // value id -> type id
+  std::vector<int> inputs;     // graph input k -> value id
+  int lossValue = -1;
+  double lossSeed = 1;
+  std::vector<FunctionInfo> functions;
+  std::vector<RunInfo> runs;
+  std::vector<StageInfo> stages;
+  std::map<std::pair<int, int>, std::vector<int>> edges; // (prod, cons)
+  std::vector<ScheduleInfo> schedules;
+
+  // Derived.
+  std::vector<int> inputIndex; // value id -> graph input k, or -1
+  std::vector<int> producer;   // value id -> stage producing it, or -1
+  /// value id -> stages other than its producer that read it.
+  std::vector<std::vector<int>> consumers;
+  /// param id -> stages reading it.
+  std::vector<std::vector<int>> paramReaders;
+};
+
+/// Parses and checks `text` (ids dense and in order, references in range,
+/// function signatures matching the runs). Errors read "manifest line N:
+/// ...".
+bool parseManifest(const char *text, Manifest &out, std::string &error);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_MANIFEST_H

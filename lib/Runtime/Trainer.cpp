@@ -1,0 +1,783 @@
+//===- Trainer.cpp - Training loop over a program session -----------------===//
+//
+// The loop of Trainer.h: pick the train and eval schedules, open the data,
+// load pretrained weights and/or a checkpoint, then run the train schedule
+// step after step with the scheduled learning rate, evaluating, logging and
+// checkpointing on the way. It lives in the runtime library (so no MLIR)
+// and reads the session's manifest directly for what the C API does not
+// expose (schedule kinds, param dtypes).
+//
+// Bit-identical resume: everything a step depends on is either in the
+// checkpoint (params, optimizer state and counter, trainer step, data
+// cursor, window RNG as seed + number of draws) or a pure function of the
+// step (learning rate, safetensors rows). Evaluation runs forward-only
+// schedules, which change no state.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Runtime/Trainer.h"
+
+#include "SafetensorsIO.h"
+#include "Session.h"
+#include "TrainingData.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <unistd.h>
+
+namespace pipe_rt {
+namespace {
+
+//===--- Stop requests ----------------------------------------------------===//
+
+/// 0: run on; > 0: the signal that asked to stop; -1: requestStop().
+volatile std::sig_atomic_t gStop = 0;
+
+extern "C" void onStopSignal(int sig) { gStop = sig; }
+
+/// Installs the SIGINT/SIGTERM handlers for its lifetime. SA_RESETHAND: a
+/// second signal while the step finishes gets the default action (the
+/// process dies), so a stuck run can still be killed with a second Ctrl-C.
+class SignalGuard {
+public:
+  explicit SignalGuard(bool enable) : enabled(enable) {
+    if (!enabled)
+      return;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGINT, &sa, &oldInt);
+    sigaction(SIGTERM, &sa, &oldTerm);
+  }
+  ~SignalGuard() {
+    if (!enabled)
+      return;
+    sigaction(SIGINT, &oldInt, nullptr);
+    sigaction(SIGTERM, &oldTerm, nullptr);
+  }
+
+private:
+  bool enabled;
+  struct sigaction oldInt, oldTerm;
+};
+
+//===--- Formatting -------------------------------------------------------===//
+
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+std::string duration(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e8)
+    return "?";
+  int64_t s = int64_t(seconds + 0.5);
+  if (s < 60)
+    return format("%llds", (long long)s);
+  if (s < 3600)
+    return format("%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  return format("%lldh%02lldm", (long long)(s / 3600),
+                (long long)(s / 60 % 60));
+}
+
+std::string bytesString(uint64_t b) {
+  if (b >= (uint64_t(1) << 30))
+    return format("%.2f GiB", double(b) / double(uint64_t(1) << 30));
+  if (b >= (uint64_t(1) << 20))
+    return format("%.2f MiB", double(b) / double(1 << 20));
+  if (b >= 1024)
+    return format("%.1f KiB", double(b) / 1024);
+  return format("%llu B", (unsigned long long)b);
+}
+
+/// A JSON number; NaN and infinities (not JSON) become null.
+std::string jsonNumber(double v) {
+  return std::isfinite(v) ? format("%.9g", v) : "null";
+}
+
+const char *stDtype(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I64:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "?";
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool fileExists(const std::string &path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
+
+//===--- Params in and out ------------------------------------------------===//
+
+/// Loads every tensor of `path` named like a param (dtype and shape
+/// checked). Validates the whole file before changing anything.
+bool loadInitWeights(pipe_rt_session *session, const std::string &path,
+                     const std::function<void(const std::string &)> &print,
+                     std::string &error) {
+  StFile file;
+  if (!readSafetensors(path, file, error))
+    return false;
+  const Manifest &m = session->manifest;
+  std::map<std::string, int> byName;
+  for (size_t p = 0; p < m.params.size(); ++p)
+    byName[m.params[p].name] = int(p);
+  std::vector<std::pair<int, const StTensor *>> loads;
+  std::vector<std::string> unknown;
+  for (const StTensor &t : file.tensors) {
+    auto it = byName.find(t.name);
+    if (it == byName.end()) {
+      unknown.push_back(t.name);
+      continue;
+    }
+    const TypeInfo &type = m.types[m.params[it->second].type];
+    if (t.dtype != stDtype(type.dtype) || t.shape != type.shape) {
+      error = path + ": tensor '" + t.name + "' is " + t.dtype + " " +
+              shapeString(t.shape) + ", the param is " + stDtype(type.dtype) +
+              " " + shapeString(type.shape);
+      return false;
+    }
+    loads.push_back({it->second, &t});
+  }
+  for (auto &[p, t] : loads)
+    session->params[p].value.assign(file.data.begin() + t->begin,
+                                    file.data.begin() + t->end);
+  print(format("init weights: loaded %zu of %zu params from %s", loads.size(),
+               m.params.size(), path.c_str()));
+  auto list = [](const std::vector<std::string> &names) {
+    std::string s;
+    for (size_t i = 0; i < names.size() && i < 8; ++i)
+      s += (i ? ", " : "") + names[i];
+    if (names.size() > 8)
+      s += format(", ... (%zu more)", names.size() - 8);
+    return s;
+  };
+  if (!unknown.empty())
+    print(format("warning: %s: %zu tensors name no param (ignored): %s",
+                 path.c_str(), unknown.size(), list(unknown).c_str()));
+  std::vector<std::string> missing;
+  for (size_t p = 0; p < m.params.size(); ++p)
+    if (!file.find(m.params[p].name))
+      missing.push_back(m.params[p].name);
+  if (!missing.empty())
+    print(format("warning: %s lacks %zu params, which keep their initial "
+                 "value: %s",
+                 path.c_str(), missing.size(), list(missing).c_str()));
+  return true;
+}
+
+/// Writes every param (manifest dtypes, by name) atomically.
+bool saveParams(pipe_rt_session *session, const std::string &path,
+                std::string &error) {
+  const Manifest &m = session->manifest;
+  std::vector<StWriteTensor> tensors;
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    tensors.push_back({m.params[p].name, stDtype(t.dtype), t.shape,
+                       session->params[p].value.data()});
+  }
+  return writeSafetensors(path, tensors, error);
+}
+
+//===--- Checkpoints ------------------------------------------------------===//
+
+/// The trainer's scalars in a checkpoint, besides what pipe_rt_session_save
+/// writes (names in docs/trainer.md).
+struct TrainerState {
+  int64_t format = 1;
+  int64_t step = 0;
+  int64_t seed = 0;     // the uint64 seed, bit-cast
+  int64_t rngDraws = 0; // mt19937_64 outputs consumed so far
+  int64_t cursor = 0;   // training micro-batches consumed so far
+};
+
+const char *const kStateNames[] = {"trainer.format", "trainer.step",
+                                   "trainer.seed", "trainer.rng_draws",
+                                   "trainer.data_cursor"};
+constexpr int kNumState = 5;
+
+bool saveCheckpoint(pipe_rt_session *session, const std::string &path,
+                    const TrainerState &st, std::string &error) {
+  int64_t values[kNumState] = {st.format, st.step, st.seed, st.rngDraws,
+                               st.cursor};
+  if (pipe_rt_session_save(session, path.c_str(), kStateNames, values,
+                           kNumState) != PIPE_RT_OK) {
+    error = std::string("cannot write the checkpoint: ") +
+            pipe_rt_session_error(session);
+    return false;
+  }
+  return true;
+}
+
+bool loadCheckpoint(pipe_rt_session *session, const std::string &path,
+                    TrainerState &st, std::string &error) {
+  // Check the trainer's part before loading, so that a checkpoint from
+  // another format changes nothing either.
+  StFile file;
+  if (!readSafetensors(path, file, error))
+    return false;
+  const StTensor *f = file.find("trainer.format");
+  int64_t fmt = 0;
+  if (f && f->dtype == "I64" && f->shape.empty())
+    std::memcpy(&fmt, file.data.data() + f->begin, 8);
+  if (fmt != 1) {
+    error = path + ": not a trainer checkpoint (format 1): trainer.format is " +
+            (f ? std::to_string(fmt) : std::string("missing"));
+    return false;
+  }
+  int64_t values[kNumState];
+  if (pipe_rt_session_load(session, path.c_str(), kStateNames, values,
+                           kNumState) != PIPE_RT_OK) {
+    error = pipe_rt_session_error(session);
+    return false;
+  }
+  st = {values[0], values[1], values[2], values[3], values[4]};
+  if (st.step < 0 || st.rngDraws < 0 || st.cursor < 0) {
+    error = path + ": negative trainer.step, rng_draws or data_cursor";
+    return false;
+  }
+  return true;
+}
+
+//===--- The loop ---------------------------------------------------------===//
+
+class Trainer {
+public:
+  Trainer(pipe_rt_session *session, const TrainerOptions &options,
+          TrainerSummary &summary, std::string &error)
+      : s(session), o(options), summary(summary), error(error),
+        m(session->manifest) {
+    print = o.print ? o.print : [](const std::string &line) {
+      std::fputs((line + "\n").c_str(), stdout);
+      std::fflush(stdout);
+    };
+  }
+  ~Trainer() {
+    if (log)
+      std::fclose(log);
+  }
+
+  bool run();
+
+private:
+  bool fail(const std::string &msg) {
+    error = msg;
+    return false;
+  }
+  bool checkOptions();
+  bool pickSchedules();
+  bool openData();
+  bool evaluate(int64_t step, double &loss);
+  bool checkpoint(int64_t step);
+  TrainerState state(int64_t step) const;
+
+  pipe_rt_session *s;
+  const TrainerOptions &o;
+  TrainerSummary &summary;
+  std::string &error;
+  const Manifest &m;
+  std::function<void(const std::string &)> print;
+
+  int train = -1, eval = -1;
+  int mbs = 1, stepsPerRun = 1, evalMbs = 1, evalSteps = 1;
+  std::vector<InputSpec> inputs;
+  std::unique_ptr<TrainingData> data;
+  int64_t itemsPerMb = 1;
+  uint64_t seed = 0;
+  int64_t cursor = 0;
+  std::FILE *log = nullptr;
+  int64_t lastCheckpoint = -1, lastEval = -1;
+};
+
+bool Trainer::checkOptions() {
+  if (o.steps < 0)
+    return fail("the number of steps must be >= 0");
+  if (o.stopAfter < 0 || o.evalEvery < 0 || o.evalBatches < 0 ||
+      o.checkpointEvery < 0 || o.warmupSteps < 0 || o.logEvery < 0)
+    return fail("step counts (stop-after, eval-every, eval-batches, "
+                "checkpoint-every, warmup, log-every) must be >= 0");
+  if (!(o.lr >= 0) || !(o.minLr >= 0))
+    return fail("learning rates must be >= 0");
+  if (!(o.clipNorm >= 0))
+    return fail("the clipping norm must be >= 0");
+  if (o.resume && o.checkpointPath.empty())
+    return fail("resuming needs a checkpoint path");
+  if (o.checkpointEvery > 0 && o.checkpointPath.empty())
+    return fail("checkpointing every N steps needs a checkpoint path");
+  // The session applies the optimizer; it must be the one these options
+  // describe (initSessionOptions), or checkpoints and logs would lie.
+  const pipe_rt_session_options &so = s->options;
+  if (so.optimizer != o.optimizer || so.clip_norm != o.clipNorm)
+    return fail("the session's optimizer or clipping differs from the "
+                "trainer options: create it with options filled by "
+                "pipe_rt::initSessionOptions");
+  return true;
+}
+
+bool Trainer::pickSchedules() {
+  const auto &xs = m.schedules;
+  auto find = [&](const std::string &name) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (xs[i].name == name)
+        return int(i);
+    return -1;
+  };
+  auto names = [&]() {
+    std::string list;
+    for (const ScheduleInfo &x : xs)
+      list += (list.empty() ? "" : ", ") + x.name + " (" + x.kind +
+              (x.forwardOnly ? ", forward-only)" : ")");
+    return list.empty() ? std::string("none") : list;
+  };
+  if (!o.trainSchedule.empty()) {
+    train = find(o.trainSchedule);
+    if (train < 0)
+      return fail("no schedule '" + o.trainSchedule +
+                  "'; the program has: " + names());
+    if (xs[train].forwardOnly)
+      return fail("schedule '" + o.trainSchedule +
+                  "' is forward-only and cannot train");
+  } else {
+    for (size_t i = 0; i < xs.size() && train < 0; ++i)
+      if (!xs[i].forwardOnly)
+        train = int(i);
+    if (train < 0)
+      return fail("the program has no training schedule (only: " + names() +
+                  ")");
+  }
+  if (!o.evalSchedule.empty()) {
+    eval = find(o.evalSchedule);
+    if (eval < 0)
+      return fail("no schedule '" + o.evalSchedule +
+                  "'; the program has: " + names());
+    if (!xs[eval].forwardOnly)
+      return fail("evaluation schedule '" + o.evalSchedule +
+                  "' is not forward-only (it would train)");
+  } else {
+    for (size_t i = 0; i < xs.size() && eval < 0; ++i)
+      if (xs[i].forwardOnly)
+        eval = int(i);
+  }
+  const ScheduleInfo &x = xs[train];
+  mbs = x.microbatches;
+  stepsPerRun = x.steps;
+  if (eval >= 0) {
+    evalMbs = xs[eval].microbatches;
+    evalSteps = xs[eval].steps;
+  }
+  bool hasPs =
+      std::find(x.psStage.begin(), x.psStage.end(), true) != x.psStage.end();
+  if (o.clipNorm > 0 && (hasPs || stepsPerRun > 1))
+    return fail("--clip is not supported with schedule " + x.kind + " ('" +
+                x.name +
+                "'): global gradient clipping needs a synchronous "
+                "schedule (" +
+                (hasPs ? std::string("this one updates on the parameter "
+                                     "server")
+                       : "this one covers " + std::to_string(stepsPerRun) +
+                             " optimizer steps per run") +
+                ")");
+  if (o.steps % stepsPerRun != 0)
+    return fail("schedule '" + x.name + "' (" + x.kind + ") runs " +
+                std::to_string(stepsPerRun) +
+                " optimizer steps at a time: the number of steps (" +
+                std::to_string(o.steps) + ") must be a multiple of it");
+  if (o.checkpointEvery % stepsPerRun != 0 || o.evalEvery % stepsPerRun != 0 ||
+      o.stopAfter % stepsPerRun != 0)
+    return fail("schedule '" + x.name + "' runs " +
+                std::to_string(stepsPerRun) +
+                " optimizer steps at a time: checkpoint-every, eval-every "
+                "and stop-after must be multiples of it");
+  return true;
+}
+
+bool Trainer::openData() {
+  int n = pipe_rt_session_num_inputs(s);
+  for (int k = 0; k < n; ++k) {
+    const char *dtype;
+    int rank;
+    const int64_t *shape;
+    pipe_rt_session_input_type(s, k, &dtype, &rank, &shape);
+    inputs.push_back({dtype, std::vector<int64_t>(shape, shape + rank)});
+  }
+  data = TrainingData::open(o.data, inputs, error);
+  if (!data)
+    return false;
+  // Token ids are bytes, and generated code does not bounds-check its
+  // gathers: a model whose vocabulary is smaller would read out of bounds.
+  // Its embedding table has a dimension >= 256, so a program without any
+  // such param surely is too small (a cheap check for the usual mistake).
+  if (data->isText()) {
+    bool big = false;
+    for (const ParamInfo &p : m.params)
+      for (int64_t d : m.types[p.type].shape)
+        big |= d >= 256;
+    if (!big)
+      return fail("text data needs a model with a vocabulary of 256 (token "
+                  "= byte), but no param of this program has a dimension "
+                  ">= 256 (generate it with e.g. pipe-gen --vocab=256)");
+  }
+  if (!inputs.empty() && inputs[0].isInteger()) {
+    summary.unit = "tok";
+    itemsPerMb = inputs[0].numel();
+  } else {
+    summary.unit = "samples";
+    itemsPerMb =
+        !inputs.empty() && !inputs[0].shape.empty() ? inputs[0].shape[0] : 1;
+  }
+  if (data->isText())
+    print(format("data: %s, %lld bytes train, %lld held out",
+                 o.data.path.c_str(), (long long)data->trainSize(),
+                 (long long)data->evalSize()));
+  else
+    print(format("data: %s, %lld rows train, %lld eval", o.data.path.c_str(),
+                 (long long)data->trainSize(), (long long)data->evalSize()));
+  return true;
+}
+
+bool Trainer::evaluate(int64_t step, double &loss) {
+  int perRun = evalMbs * evalSteps;
+  int64_t runs = o.evalBatches;
+  if (runs == 0)
+    runs = (data->evalMicrobatches() + perRun - 1) / perRun;
+  std::vector<float> losses(static_cast<size_t>(perRun));
+  double sum = 0;
+  for (int64_t r = 0; r < runs; ++r) {
+    const void *const *in = data->eval(r * perRun, perRun);
+    if (pipe_rt_session_run(s, eval, in, losses.data()) != PIPE_RT_OK)
+      return fail(format("evaluation at step %lld: ", (long long)step) +
+                  pipe_rt_session_error(s));
+    for (float l : losses)
+      sum += l;
+  }
+  loss = sum / double(runs * perRun);
+  lastEval = step;
+  summary.evalLoss = loss;
+  print(format("eval step %lld: loss %.4f (%lld micro-batches)",
+               (long long)step, loss, (long long)(runs * perRun)));
+  return true;
+}
+
+TrainerState Trainer::state(int64_t step) const {
+  TrainerState st;
+  st.step = step;
+  st.seed = int64_t(seed);
+  st.rngDraws = int64_t(data->rngDraws());
+  st.cursor = cursor;
+  return st;
+}
+
+bool Trainer::checkpoint(int64_t step) {
+  if (o.checkpointPath.empty() || lastCheckpoint == step)
+    return true;
+  if (!saveCheckpoint(s, o.checkpointPath, state(step), error))
+    return false;
+  lastCheckpoint = step;
+  summary.checkpointWritten = o.checkpointPath;
+  print(format("checkpoint: step %lld -> %s", (long long)step,
+               o.checkpointPath.c_str()));
+  return true;
+}
+
+bool Trainer::run() {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  summary = TrainerSummary();
+  summary.trainLoss = summary.evalLoss = std::nan("");
+  gStop = 0;
+  if (!checkOptions() || !pickSchedules() || !openData())
+    return false;
+  bool doEval = eval >= 0 && data->evalMicrobatches() > 0;
+  if (eval >= 0 && !doEval)
+    print("note: the data has no evaluation split: no evaluation");
+  if (!o.initWeights.empty() &&
+      !loadInitWeights(s, o.initWeights, print, error))
+    return false;
+
+  // Resume.
+  int64_t start = 0;
+  seed = o.seed;
+  data->seedRng(seed, 0);
+  bool resumed = false;
+  if (o.resume) {
+    if (fileExists(o.checkpointPath)) {
+      TrainerState st;
+      if (!loadCheckpoint(s, o.checkpointPath, st, error))
+        return false;
+      start = st.step;
+      cursor = st.cursor;
+      if (uint64_t(st.seed) != o.seed)
+        print(format("warning: the checkpoint was made with seed %llu, not "
+                     "%llu: continuing its data order",
+                     (unsigned long long)st.seed, (unsigned long long)o.seed));
+      seed = uint64_t(st.seed);
+      data->seedRng(seed, uint64_t(st.rngDraws));
+      if (start % stepsPerRun != 0)
+        return fail(o.checkpointPath + ": step " + std::to_string(start) +
+                    " is not a multiple of the schedule's " +
+                    std::to_string(stepsPerRun) + " steps per run");
+      lastCheckpoint = start;
+      resumed = true;
+      print(format("resumed from %s at step %lld", o.checkpointPath.c_str(),
+                   (long long)start));
+      if (start > o.steps)
+        print(format("warning: the checkpoint is past the last step (%lld)",
+                     (long long)o.steps));
+    } else {
+      print("no checkpoint at " + o.checkpointPath + ": starting from step 0");
+    }
+  }
+  summary.startStep = start;
+  summary.steps = start;
+
+  if (!o.logJson.empty()) {
+    log = std::fopen(o.logJson.c_str(), resumed ? "a" : "w");
+    if (!log)
+      return fail(o.logJson +
+                  ": cannot write the log: " + std::strerror(errno));
+  }
+  if (!o.tracePath.empty())
+    pipe_rt_session_enable_trace(s, 1);
+
+  const ScheduleInfo &x = m.schedules[train];
+  print(format(
+      "training '%s' (%s, %d devices, %d micro-batches%s) from step "
+      "%lld to %lld",
+      x.name.c_str(), x.kind.c_str(), x.devices, mbs,
+      stepsPerRun > 1 ? format(", %d steps per run", stepsPerRun).c_str() : "",
+      (long long)start, (long long)o.steps));
+
+  SignalGuard guard(o.handleSignals);
+  int perRun = mbs * stepsPerRun;
+  std::vector<float> losses(static_cast<size_t>(perRun));
+  std::vector<double> recent; // last 10 step losses
+  double trainSeconds = 0;
+  int64_t items = 0;
+  // Progress accumulators since the last line.
+  auto lastLine = Clock::now();
+  double lineLoss = 0, lineSeconds = 0;
+  int64_t lineSteps = 0, lineItems = 0;
+  int64_t step = start;
+  while (step < o.steps) {
+    if (gStop != 0)
+      break;
+    if (o.stopAfter > 0 && step - start >= o.stopAfter) {
+      gStop = -1;
+      break;
+    }
+    float lr = learningRate(o, step);
+    pipe_rt_session_set_lr(s, lr);
+    const void *const *in = data->train(cursor, perRun);
+    auto tr = Clock::now();
+    if (pipe_rt_session_run(s, train, in, losses.data()) != PIPE_RT_OK)
+      return fail(format("step %lld: ", (long long)step + 1) +
+                  pipe_rt_session_error(s));
+    double runSeconds = since(tr);
+    trainSeconds += runSeconds;
+    cursor += perRun;
+    items += itemsPerMb * perRun;
+    double rate =
+        runSeconds > 0 ? double(itemsPerMb * perRun) / runSeconds : 0.0;
+    int64_t first = step;
+    step += stepsPerRun;
+    summary.steps = step;
+
+    // Per-step losses: the mean over the step's micro-batches.
+    std::vector<double> stepLosses;
+    for (int k = 0; k < stepsPerRun; ++k) {
+      double sum = 0;
+      for (int mb = 0; mb < mbs; ++mb)
+        sum += losses[size_t(k) * mbs + mb];
+      stepLosses.push_back(sum / mbs);
+      recent.push_back(stepLosses.back());
+      if (recent.size() > 10)
+        recent.erase(recent.begin());
+      lineLoss += stepLosses.back();
+      ++lineSteps;
+    }
+    lineItems += itemsPerMb * perRun;
+    lineSeconds += runSeconds;
+
+    bool last = step >= o.steps;
+    bool due = o.logEvery > 0 ? step % o.logEvery == 0
+                              : first == start || since(lastLine) >= 2.0;
+    if (due || last) {
+      double done = double(step - start);
+      double eta = done > 0 ? since(t0) / done * double(o.steps - step) : 0;
+      print(format("step %lld/%lld  loss %.4f  lr %.1e  %.0f %s/s  eta %s",
+                   (long long)step, (long long)o.steps,
+                   lineLoss / double(lineSteps), double(lr),
+                   lineSeconds > 0 ? double(lineItems) / lineSeconds : 0.0,
+                   summary.unit.c_str(), duration(eta).c_str()));
+      lastLine = Clock::now();
+      lineLoss = lineSeconds = 0;
+      lineSteps = lineItems = 0;
+    }
+
+    bool evalNow = doEval && o.evalEvery > 0 && step % o.evalEvery == 0;
+    double evalLoss = std::nan("");
+    if (evalNow && !evaluate(step, evalLoss))
+      return false;
+
+    for (int k = 0; log && k < stepsPerRun; ++k) {
+      std::string rec = format(
+          "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"%s_per_s\":%s,"
+          "\"time\":%s",
+          (long long)(first + k + 1), jsonNumber(stepLosses[k]).c_str(),
+          jsonNumber(lr).c_str(), summary.unit == "tok" ? "tokens" : "samples",
+          jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
+      if (evalNow && k == stepsPerRun - 1)
+        rec += ",\"eval_loss\":" + jsonNumber(evalLoss);
+      std::fprintf(log, "%s}\n", rec.c_str());
+      std::fflush(log);
+    }
+    if (o.checkpointEvery > 0 && step % o.checkpointEvery == 0 && !last &&
+        !checkpoint(step))
+      return false;
+  }
+
+  if (gStop != 0) {
+    summary.interrupted = true;
+    summary.signal = gStop;
+    print(gStop > 0
+              ? format("stopping at step %lld: received %s", (long long)step,
+                       gStop == SIGINT ? "SIGINT" : "SIGTERM")
+              : format("stopping at step %lld as asked", (long long)step));
+    if (!checkpoint(step))
+      return false;
+  } else {
+    if (doEval && lastEval != step) {
+      double loss;
+      if (!evaluate(step, loss))
+        return false;
+    }
+    if (!checkpoint(step))
+      return false;
+    if (!o.saveWeights.empty()) {
+      if (!saveParams(s, o.saveWeights, error))
+        return false;
+      summary.weightsWritten = o.saveWeights;
+    }
+  }
+  if (!o.tracePath.empty() &&
+      pipe_rt_session_write_trace(s, o.tracePath.c_str()) != PIPE_RT_OK)
+    return fail(pipe_rt_session_error(s));
+
+  if (!recent.empty()) {
+    double sum = 0;
+    for (double l : recent)
+      sum += l;
+    summary.trainLoss = sum / double(recent.size());
+  }
+  summary.itemsPerSecond = trainSeconds > 0 ? double(items) / trainSeconds : 0;
+  summary.wallSeconds = since(t0);
+  for (int d = 0; d < x.devices; ++d)
+    summary.peakBytes.push_back(pipe_rt_session_peak_bytes(s, d));
+  print(formatSummary(summary));
+  return true;
+}
+
+} // namespace
+
+void initSessionOptions(const TrainerOptions &o, pipe_rt_session_options &so) {
+  so.optimizer = o.optimizer;
+  so.sgd.lr = o.lr;
+  so.sgd.momentum = o.momentum;
+  so.sgd.dampening = o.dampening;
+  so.sgd.weight_decay = o.weightDecay < 0 ? 0.0f : o.weightDecay;
+  so.sgd.nesterov = o.nesterov ? 1 : 0;
+  so.adamw.lr = o.lr;
+  so.adamw.beta1 = o.beta1;
+  so.adamw.beta2 = o.beta2;
+  so.adamw.eps = o.eps;
+  so.adamw.weight_decay = o.weightDecay < 0 ? 0.01f : o.weightDecay;
+  so.clip_norm = o.clipNorm;
+}
+
+float learningRate(const TrainerOptions &o, int64_t step) {
+  const double kPi = 3.14159265358979323846;
+  double lr = o.lr, minLr = o.minLr;
+  int64_t warmup = o.warmupSteps;
+  if (step < warmup)
+    return float(lr * double(step + 1) / double(warmup));
+  double p =
+      double(step - warmup) / double(std::max<int64_t>(1, o.steps - warmup));
+  switch (o.lrSchedule) {
+  case LrSchedule::Constant:
+    return float(lr);
+  case LrSchedule::Cosine:
+    return float(minLr + (lr - minLr) * (1 + std::cos(kPi * p)) / 2);
+  case LrSchedule::Linear:
+    return float(lr + (minLr - lr) * p);
+  }
+  return float(lr);
+}
+
+bool runTraining(pipe_rt_session *session, const TrainerOptions &options,
+                 TrainerSummary &summary, std::string &error) {
+  if (!session) {
+    error = "runTraining: null session";
+    return false;
+  }
+  return Trainer(session, options, summary, error).run();
+}
+
+void requestStop() { gStop = -1; }
+
+std::string formatSummary(const TrainerSummary &r) {
+  std::string out = format("summary: %lld steps", (long long)r.steps);
+  if (r.startStep > 0)
+    out += format(" (resumed at %lld)", (long long)r.startStep);
+  if (r.interrupted)
+    out += ", interrupted";
+  out += "\n  train loss (mean of last 10): " +
+         (std::isnan(r.trainLoss) ? std::string("-")
+                                  : format("%.4f", r.trainLoss));
+  out +=
+      "\n  eval loss: " +
+      (std::isnan(r.evalLoss) ? std::string("-") : format("%.4f", r.evalLoss));
+  out += format("\n  throughput: %.0f %s/s, wall time %s", r.itemsPerSecond,
+                r.unit.c_str(), duration(r.wallSeconds).c_str());
+  out += "\n  peak memory:";
+  for (size_t d = 0; d < r.peakBytes.size(); ++d)
+    out += format(" device %zu %s%s", d, bytesString(r.peakBytes[d]).c_str(),
+                  d + 1 < r.peakBytes.size() ? "," : "");
+  if (!r.checkpointWritten.empty())
+    out += "\n  checkpoint: " + r.checkpointWritten;
+  if (!r.weightsWritten.empty())
+    out += "\n  weights: " + r.weightsWritten;
+  return out;
+}
+
+} // namespace pipe_rt

@@ -1,0 +1,277 @@
+//===- TrainingData.cpp - Micro-batch sources of the trainer --------------===//
+//
+// Text data: byte-level language modelling. A micro-batch whose two inputs
+// have shape [..., T] holds R = numel / T windows of T + 1 consecutive bytes;
+// window r gives tokens[r] = bytes[o .. o+T) and targets[r] = bytes[o+1 ..
+// o+T]. Training windows start at offsets drawn uniformly from the training
+// split; evaluation windows tile the held-out split with stride T.
+//
+// Safetensors data: rows of pre-made inputs, used in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingData.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace pipe_rt {
+
+int64_t InputSpec::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+size_t InputSpec::elemSize() const {
+  if (dtype == "f64" || dtype == "i64")
+    return 8;
+  if (dtype == "i1")
+    return 1;
+  return 4;
+}
+
+uint64_t drawOffset(std::mt19937_64 &rng, uint64_t range, uint64_t &draws) {
+  // limit = range * floor(2^64 / range), computed without overflow; 0 means
+  // 2^64 (range a power of two): every draw is accepted.
+  uint64_t limit = range * (UINT64_MAX / range);
+  if (UINT64_MAX % range == range - 1)
+    limit = 0;
+  for (;;) {
+    uint64_t x = rng();
+    ++draws;
+    if (limit == 0 || x < limit)
+      return x % range;
+  }
+}
+
+namespace {
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool readFile(const std::string &path, std::vector<unsigned char> &out,
+              std::string &error) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = path + ": cannot read the data file: " + std::strerror(errno);
+    return false;
+  }
+  unsigned char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    out.insert(out.end(), buf, buf + n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  if (!ok)
+    error = path + ": read error";
+  return ok;
+}
+
+/// Writes byte value `v` as element `i` of an integer buffer.
+void storeToken(unsigned char *buf, const InputSpec &in, int64_t i,
+                unsigned char v) {
+  if (in.dtype == "i64") {
+    int64_t x = v;
+    std::memcpy(buf + i * 8, &x, 8);
+  } else {
+    int32_t x = v;
+    std::memcpy(buf + i * 4, &x, 4);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<TrainingData>
+TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
+                   std::string &error) {
+  std::unique_ptr<TrainingData> d(new TrainingData());
+  d->inputs = inputs;
+  DataSpec::Format format = spec.format;
+  if (format == DataSpec::Format::Auto)
+    format = endsWith(spec.path, ".safetensors") ? DataSpec::Format::Safetensors
+                                                 : DataSpec::Format::Text;
+  const std::string &path = spec.path;
+
+  if (format == DataSpec::Format::Text) {
+    d->text = true;
+    // Two integer inputs (tokens, targets) of one shape [..., T].
+    auto describe = [&]() {
+      std::string s;
+      for (size_t k = 0; k < inputs.size(); ++k)
+        s += (k ? ", " : "") + inputs[k].dtype + " " +
+             shapeString(inputs[k].shape);
+      return inputs.empty() ? std::string("none") : s;
+    };
+    if (inputs.size() != 2 || !inputs[0].isInteger() ||
+        inputs[0].dtype != inputs[1].dtype ||
+        inputs[0].shape != inputs[1].shape || inputs[0].shape.empty() ||
+        inputs[0].numel() < 1) {
+      error = "text data (" + path +
+              ") needs a model with two integer inputs of one shape [B, T] "
+              "(tokens, targets); this program's inputs are: " +
+              describe() + " (use a safetensors data file instead)";
+      return nullptr;
+    }
+    d->window = inputs[0].shape.back();
+    d->rows = inputs[0].numel() / d->window;
+    if (!readFile(path, d->bytes, error))
+      return nullptr;
+    int64_t size = int64_t(d->bytes.size());
+    if (!(spec.trainFraction > 0 && spec.trainFraction <= 1)) {
+      error = "the train fraction must be in (0, 1]";
+      return nullptr;
+    }
+    d->trainCount = int64_t(double(size) * spec.trainFraction);
+    d->evalSizeValue = size - d->trainCount;
+    if (d->trainCount < d->window + 1) {
+      error = path + ": too short: its training part has " +
+              std::to_string(d->trainCount) + " bytes, one window needs " +
+              std::to_string(d->window + 1) + " (T + 1)";
+      return nullptr;
+    }
+    // Held-out windows: start trainCount + j * T, length T + 1.
+    int64_t windows =
+        d->evalSizeValue > d->window ? (d->evalSizeValue - 1) / d->window : 0;
+    d->evalCount = windows / d->rows;
+    d->seedRng(0, 0);
+    return d;
+  }
+
+  // Safetensors rows.
+  if (!readSafetensors(path, d->file, error))
+    return nullptr;
+  auto bind = [&](const std::string &prefix,
+                  std::vector<const unsigned char *> &base,
+                  int64_t &count) -> bool {
+    count = -1;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      std::string name = prefix + std::to_string(k);
+      const StTensor *t = d->file.find(name);
+      if (!t) {
+        error = path + ": no tensor '" + name + "'";
+        return false;
+      }
+      std::string want = inputs[k].dtype == "i1" ? "BOOL" : inputs[k].dtype;
+      for (char &c : want)
+        c = char(std::toupper(static_cast<unsigned char>(c)));
+      const std::vector<int64_t> &shape = inputs[k].shape;
+      std::vector<int64_t> expect = {-1};
+      expect.insert(expect.end(), shape.begin(), shape.end());
+      bool shapeOk =
+          t->shape.size() == expect.size() && !t->shape.empty() &&
+          t->shape[0] >= 1 &&
+          std::equal(shape.begin(), shape.end(), t->shape.begin() + 1);
+      if (t->dtype != want || !shapeOk) {
+        std::string s = shapeString(shape);
+        error = path + ": tensor '" + name + "' is " + t->dtype + " " +
+                shapeString(t->shape) + ", input " + std::to_string(k) +
+                " of the program needs " + want + " [N" +
+                (shape.empty() ? "" : ", ") + s.substr(1) + " with N >= 1";
+        return false;
+      }
+      if (count >= 0 && t->shape[0] != count) {
+        error = path + ": tensor '" + name + "' has " +
+                std::to_string(t->shape[0]) + " rows, '" + prefix + "0' has " +
+                std::to_string(count);
+        return false;
+      }
+      count = t->shape[0];
+      base.push_back(d->file.data.data() + t->begin);
+    }
+    if (count < 0)
+      count = 1; // no inputs at all: every micro-batch is the same
+    return true;
+  };
+  if (!bind("input", d->trainBase, d->trainCount))
+    return nullptr;
+  if (!inputs.empty() && d->file.find("eval_input0")) {
+    if (!bind("eval_input", d->evalBase, d->evalCount))
+      return nullptr;
+    d->evalSizeValue = d->evalCount;
+  }
+  return d;
+}
+
+void TrainingData::seedRng(uint64_t seed, uint64_t count) {
+  rng.seed(seed);
+  rng.discard(count);
+  draws = count;
+}
+
+void TrainingData::resize(int count) {
+  buffers.resize(size_t(count));
+  for (auto &mb : buffers) {
+    mb.resize(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k)
+      mb[k].resize(inputs[k].bytes());
+  }
+  pointers.assign(size_t(count) * inputs.size(), nullptr);
+  for (int m = 0; m < count; ++m)
+    for (size_t k = 0; k < inputs.size(); ++k)
+      pointers[size_t(m) * inputs.size() + k] = buffers[m][k].data();
+}
+
+void TrainingData::textWindow(uint64_t start, int mb, int row) {
+  for (int64_t t = 0; t < window; ++t) {
+    int64_t i = row * window + t;
+    storeToken(buffers[mb][0].data(), inputs[0], i, bytes[start + t]);
+    storeToken(buffers[mb][1].data(), inputs[1], i, bytes[start + t + 1]);
+  }
+}
+
+const void *const *TrainingData::train(int64_t first, int count) {
+  if (text) {
+    resize(count);
+    uint64_t range = uint64_t(trainCount - window); // offsets [0, range)
+    for (int m = 0; m < count; ++m)
+      for (int r = 0; r < rows; ++r)
+        textWindow(drawOffset(rng, range, draws), m, r);
+    return pointers.data();
+  }
+  pointers.assign(size_t(count) * inputs.size(), nullptr);
+  for (int m = 0; m < count; ++m) {
+    int64_t row = (first + m) % trainCount;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      pointers[size_t(m) * inputs.size() + k] =
+          trainBase[k] + size_t(row) * inputs[k].bytes();
+  }
+  return pointers.data();
+}
+
+const void *const *TrainingData::eval(int64_t first, int count) {
+  if (evalCount == 0)
+    return nullptr;
+  if (text) {
+    resize(count);
+    for (int m = 0; m < count; ++m) {
+      int64_t j = (first + m) % evalCount;
+      for (int r = 0; r < rows; ++r)
+        textWindow(uint64_t(trainCount + (j * rows + r) * window), m, r);
+    }
+    return pointers.data();
+  }
+  pointers.assign(size_t(count) * inputs.size(), nullptr);
+  for (int m = 0; m < count; ++m) {
+    int64_t row = (first + m) % evalCount;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      pointers[size_t(m) * inputs.size() + k] =
+          evalBase[k] + size_t(row) * inputs[k].bytes();
+  }
+  return pointers.data();
+}
+
+} // namespace pipe_rt

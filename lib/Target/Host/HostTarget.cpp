@@ -1,0 +1,193 @@
+//===- HostTarget.cpp - JIT and shared-library output for host programs ---===//
+
+#include "pipe/Target/Host/HostTarget.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Runtime/Program.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+// Provided by the runtime for copies that bufferization inserts.
+extern "C" void memrefCopy(int64_t elementSize, void *source,
+                           void *destination);
+
+namespace {
+
+void initializeNativeTarget() {
+  static bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+
+/// Every runtime function generated code may call, for the JIT.
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap map;
+  auto add = [&](const char *name, auto *fn) {
+    map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(
+                               reinterpret_cast<void *>(fn)),
+                           llvm::JITSymbolFlags::Exported};
+  };
+  add("pipe_rt_act_forward", &pipe_rt_act_forward);
+  add("pipe_rt_act_recompute", &pipe_rt_act_recompute);
+  add("pipe_rt_act_backward", &pipe_rt_act_backward);
+  add("pipe_rt_act_send", &pipe_rt_act_send);
+  add("pipe_rt_act_recv", &pipe_rt_act_recv);
+  add("pipe_rt_act_ps_load", &pipe_rt_act_ps_load);
+  add("pipe_rt_act_ps_push", &pipe_rt_act_ps_push);
+  add("pipe_rt_act_ps_update", &pipe_rt_act_ps_update);
+  add("pipe_rt_act_ps_release", &pipe_rt_act_ps_release);
+  add("pipe_rt_act_offload", &pipe_rt_act_offload);
+  add("pipe_rt_act_prefetch", &pipe_rt_act_prefetch);
+  add("pipe_rt_act_update", &pipe_rt_act_update);
+  add("pipe_rt_act_reduce_grad", &pipe_rt_act_reduce_grad);
+  add("pipe_rt_act_wait", &pipe_rt_act_wait);
+  add("pipe_rt_gemm_f32", &pipe_rt_gemm_f32);
+  add("_mlir_memref_to_llvm_alloc", &_mlir_memref_to_llvm_alloc);
+  add("_mlir_memref_to_llvm_aligned_alloc",
+      &_mlir_memref_to_llvm_aligned_alloc);
+  add("_mlir_memref_to_llvm_free", &_mlir_memref_to_llvm_free);
+  add("memrefCopy", &memrefCopy);
+  return map;
+}
+
+void registerTranslations(ModuleOp module) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+}
+
+} // namespace
+
+LogicalResult pipe::lowerToHostLLVM(ModuleOp module,
+                                    uint64_t deviceMemoryBytes) {
+  PassManager pm(module->getContext());
+  PipeLowerToHostOptions options;
+  options.deviceMemoryBytes = deviceMemoryBytes;
+  pm.addPass(createPipeLowerToHost(options));
+  buildHostToLLVMPipeline(pm);
+  return pm.run(module);
+}
+
+HostJIT::~HostJIT() = default;
+
+llvm::Expected<std::unique_ptr<HostJIT>> HostJIT::create(ModuleOp module,
+                                                         unsigned optLevel) {
+  initializeNativeTarget();
+  registerTranslations(module);
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+  (*engine)->registerSymbols(runtimeSymbols);
+  std::unique_ptr<HostJIT> jit(new HostJIT);
+  jit->engine = std::move(*engine);
+  return jit;
+}
+
+void *HostJIT::lookup(StringRef name) const {
+  llvm::Expected<void *> address = engine->lookup(name);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return nullptr;
+  }
+  return *address;
+}
+
+void *HostJIT::lookupCallback(void *userData, const char *name) {
+  return static_cast<HostJIT *>(userData)->lookup(name);
+}
+
+llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
+                                     unsigned optLevel) {
+  initializeNativeTarget();
+  registerTranslations(module);
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return llvm::createStringError("cannot translate the module to LLVM IR");
+
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no target for " + triple.str() + ": " +
+                                   error);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", targetOptions,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  auto transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = transformer(llvmModule.get()))
+    return err;
+
+  // object file, then `cc -shared`, then rename: a failure at any point
+  // leaves no partial library at `path`.
+  llvm::SmallString<128> objectPath, libraryPath;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "pipe-program", "o", objectPath))
+    return llvm::createStringError(ec, "cannot create a temporary file");
+  llvm::FileRemover removeObject(objectPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write " + objectPath);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return llvm::createStringError("the target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  libraryPath = path;
+  libraryPath += ".tmp";
+  llvm::FileRemover removeLibrary(libraryPath);
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("cc");
+  if (!linker)
+    return llvm::createStringError(
+        "no C compiler driver `cc` on PATH to link " + path);
+  // Runtime symbols stay undefined: the runner that loads the library
+  // exports them. libm for the math the blocks call.
+  StringRef args[] = {*linker,     "-shared", "-o",
+                      libraryPath, objectPath, "-lm"};
+  std::string message;
+  if (int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0,
+                                         0, &message))
+    return llvm::createStringError("linking " + path + " failed (exit " +
+                                   std::to_string(rc) + ") " + message);
+  if (std::error_code ec = llvm::sys::fs::rename(libraryPath, path))
+    return llvm::createStringError(ec, "cannot write " + path);
+  removeLibrary.releaseFile();
+  return llvm::Error::success();
+}

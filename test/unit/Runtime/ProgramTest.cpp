@@ -1,0 +1,645 @@
+//===- ProgramTest.cpp - Tests of program sessions without the compiler ---===//
+//
+// A hand-written "compiled program": a manifest, packed block functions
+// following the calling convention of Program.h, and device programs that
+// call pipe_rt_act_* like generated ones do. The model: y = x * w1 (stage
+// s0), z = y * w2 and loss = sum(z^2) (stage s1, two runs; the second saves
+// 2z for its backward), all elementwise on 2-vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SafetensorsIO.h"
+
+#include "pipe/Runtime/Program.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+//===--- Block functions --------------------------------------------------===//
+
+const float *arg(void **args, int i) {
+  auto *m = static_cast<pipe_rt_memref *>(args[i]);
+  return static_cast<const float *>(m->aligned) + m->offset;
+}
+
+/// Appends result descriptors to args[0], allocating through the hooks.
+struct Results {
+  int64_t *p;
+  explicit Results(void **args) : p(static_cast<int64_t *>(args[0])) {}
+  float *vec2() { return add(1); }
+  float *scalar() { return add(0); }
+  float *add(int rank) {
+    auto *mem = static_cast<float *>(_mlir_memref_to_llvm_alloc(rank ? 8 : 4));
+    p[0] = p[1] = reinterpret_cast<int64_t>(mem);
+    p[2] = 0;
+    if (rank) {
+      p[3] = 2;
+      p[4] = 1;
+    }
+    p += 3 + 2 * rank;
+    return mem;
+  }
+};
+
+// r0: y = w1 * x; dw1 = dy * x.
+void f0(void **a) {
+  float *y = Results(a).vec2();
+  for (int i = 0; i < 2; ++i)
+    y[i] = arg(a, 1)[i] * arg(a, 2)[i];
+}
+void g0w(void **a) {
+  float *d = Results(a).vec2();
+  for (int i = 0; i < 2; ++i)
+    d[i] = arg(a, 3)[i] * arg(a, 2)[i];
+}
+// r1: z = w2 * y; dy = dz * w2; dw2 = dz * y.
+void f1(void **a) { f0(a); }
+void g1i(void **a) {
+  float *d = Results(a).vec2();
+  for (int i = 0; i < 2; ++i)
+    d[i] = arg(a, 3)[i] * arg(a, 1)[i];
+}
+void g1w(void **a) { g0w(a); }
+// r2: loss = sum(z^2), saved s = 2z; dz = dloss * s.
+void f2(void **a) {
+  Results r(a);
+  float *loss = r.scalar();
+  float *s = r.vec2();
+  const float *z = arg(a, 1);
+  *loss = z[0] * z[0] + z[1] * z[1];
+  s[0] = 2 * z[0];
+  s[1] = 2 * z[1];
+}
+void g2i(void **a) {
+  float *d = Results(a).vec2();
+  float dl = *arg(a, 2);
+  for (int i = 0; i < 2; ++i)
+    d[i] = dl * arg(a, 3)[i];
+}
+
+//===--- Device programs --------------------------------------------------===//
+
+#define CHECK_RT(x)                                                            \
+  do {                                                                         \
+    int32_t s_ = (x);                                                          \
+    if (s_)                                                                    \
+      return s_;                                                               \
+  } while (0)
+#define TOKEN(var, x)                                                          \
+  int64_t var = (x);                                                           \
+  if (var < 0)                                                                 \
+  return int32_t(-var)
+
+int gM = 2; // micro-batches of the programs below
+
+int32_t oneDevice(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < gM; ++mb) {
+    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    CHECK_RT(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+  }
+  for (int mb = 0; mb < gM; ++mb) {
+    CHECK_RT(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
+    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
+  }
+  CHECK_RT(pipe_rt_act_update(c, 0, 0));
+  CHECK_RT(pipe_rt_act_update(c, 1, 0));
+  return 0;
+}
+
+/// GPipe on two devices; with `tied`, both stages read param 0.
+template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < gM; ++mb) {
+    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TOKEN(t, pipe_rt_act_send(c, 0, 0, 1, mb, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+  }
+  for (int mb = 0; mb < gM; ++mb) {
+    TOKEN(t, pipe_rt_act_recv(c, 1, 1, 0, mb, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+    // Split backward: input part then weight part.
+    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 1));
+    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 2));
+  }
+  if (tied)
+    CHECK_RT(pipe_rt_act_reduce_grad(c, 0, 0));
+  CHECK_RT(pipe_rt_act_update(c, 0, 0));
+  return 0;
+}
+template <bool tied, bool update = true>
+int32_t twoDev1(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < gM; ++mb) {
+    TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, mb, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+    CHECK_RT(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+  }
+  for (int mb = 0; mb < gM; ++mb) {
+    CHECK_RT(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
+    TOKEN(t, pipe_rt_act_send(c, 1, 1, 0, mb, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+  }
+  if (tied)
+    CHECK_RT(pipe_rt_act_reduce_grad(c, 0, 0));
+  if (update)
+    CHECK_RT(pipe_rt_act_update(c, 1, 0));
+  return 0;
+}
+
+/// Two steps on one device, PipeDream-style: the forward of step 1 runs
+/// before step 0's update, and its backward uses the stashed version 0.
+int32_t pipedream(pipe_rt_device_ctx *c) {
+  for (int s = 0; s < 2; ++s) {
+    CHECK_RT(pipe_rt_act_forward(c, 0, 0, s, 0, 1));
+    CHECK_RT(pipe_rt_act_forward(c, 1, 0, s, 0, 1));
+  }
+  for (int s = 0; s < 2; ++s) {
+    CHECK_RT(pipe_rt_act_backward(c, 1, 0, s, 0, 0));
+    CHECK_RT(pipe_rt_act_backward(c, 0, 0, s, 0, 0));
+    CHECK_RT(pipe_rt_act_update(c, 0, s));
+    CHECK_RT(pipe_rt_act_update(c, 1, s));
+  }
+  return 0;
+}
+
+/// L2L: every stage's params come from the host parameter server; the
+/// forward keeps only stage inputs (recompute before backward) for s0 and
+/// offloads s1's stash.
+int32_t l2l(pipe_rt_device_ctx *c) {
+  for (int s = 0; s < 2; ++s) {
+    TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+    for (int mb = 0; mb < gM; ++mb) {
+      CHECK_RT(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
+      TOKEN(o, pipe_rt_act_offload(c, s, mb, 0));
+      CHECK_RT(pipe_rt_act_wait(c, o));
+    }
+    CHECK_RT(pipe_rt_act_ps_release(c, s, 0));
+  }
+  int64_t updates[2];
+  for (int s = 1; s >= 0; --s) {
+    TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    CHECK_RT(pipe_rt_act_wait(c, t));
+    for (int mb = 0; mb < gM; ++mb) {
+      TOKEN(p, pipe_rt_act_prefetch(c, s, mb, 0));
+      CHECK_RT(pipe_rt_act_wait(c, p));
+      if (s == 0)
+        CHECK_RT(pipe_rt_act_recompute(c, s, mb, 0, -1));
+      CHECK_RT(pipe_rt_act_backward(c, s, mb, 0, -1, 0));
+    }
+    TOKEN(push, pipe_rt_act_ps_push(c, s, 0));
+    CHECK_RT(pipe_rt_act_wait(c, push));
+    TOKEN(u, pipe_rt_act_ps_update(c, s, 0));
+    updates[s] = u;
+    CHECK_RT(pipe_rt_act_ps_release(c, s, 0));
+  }
+  CHECK_RT(pipe_rt_act_wait(c, updates[1]));
+  CHECK_RT(pipe_rt_act_wait(c, updates[0]));
+  return 0;
+}
+
+int32_t deadlock0(pipe_rt_device_ctx *) { return 0; }
+int32_t deadlock1(pipe_rt_device_ctx *c) {
+  TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, 0, 0));
+  CHECK_RT(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+//===--- The program ------------------------------------------------------===//
+
+struct Program {
+  int32_t abi = PIPE_RT_ABI_VERSION;
+  std::string manifest;
+  std::map<std::string, void *> symbols;
+
+  static void *lookup(void *self, const char *name) {
+    auto *p = static_cast<Program *>(self);
+    if (!std::strcmp(name, "pipe_program_abi_version"))
+      return &p->abi;
+    if (!std::strcmp(name, "pipe_program_manifest"))
+      return const_cast<char *>(p->manifest.c_str());
+    auto it = p->symbols.find(name);
+    return it == p->symbols.end() ? nullptr : it->second;
+  }
+};
+
+/// `devices`: device of stage s1 (s0 is on device 0). `tied`: r1 reads w1
+/// instead of w2.
+Program makeProgram(int devices, bool tied, const std::string &kind,
+                    int steps, int32_t (*dev0)(pipe_rt_device_ctx *),
+                    int32_t (*dev1)(pipe_rt_device_ctx *), bool ps = false) {
+  Program p;
+  int w2 = tied ? 0 : 1;
+  std::string m = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
+                  "\n"
+                  "type 0 f32 1 2\n"
+                  "type 1 f32 0\n"
+                  "param 0 w1 0 1\n"
+                  "param 1 w2 0 1\n"
+                  "value 0 0\nvalue 1 0\nvalue 2 0\nvalue 3 1\n"
+                  "input 0 0\n"
+                  "loss 3 1\n"
+                  "function 0 f0 2 0 0 1 0\n"
+                  "function 1 g0w 3 0 0 0 1 0\n"
+                  "function 2 f1 2 0 0 1 0\n"
+                  "function 3 g1i 3 0 0 0 1 0\n"
+                  "function 4 g1w 3 0 0 0 1 0\n"
+                  "function 5 f2 1 0 2 1 0\n"
+                  "function 6 g2i 3 0 1 0 1 0\n"
+                  "run 0 r0 0 -1 1 0 1 0 1 0 1 1 1 0 1 0 1 0\n"
+                  "run 1 r1 2 3 4 0 1 " +
+                  std::to_string(w2) +
+                  " 1 1 1 2 1 0 1 0 1 0\n"
+                  "run 2 r2 5 6 -1 1 0 1 2 1 3 1 0 1 0 0\n"
+                  "stage 0 s0 0 1 0\n"
+                  "stage 1 s1 " +
+                  std::to_string(devices - 1) +
+                  " 2 1 2\n"
+                  "edge 0 1 1 1\n"
+                  "schedule 0 main " +
+                  kind + " " + std::to_string(devices) + " " +
+                  std::to_string(gM) + " " + std::to_string(steps) + " 0\n";
+  for (int d = 0; d < devices; ++d)
+    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) +
+         "\n";
+  if (ps)
+    m += "ps 0 0\nps 0 1\n";
+  m += "owns 0 0 1 0\nowns 0 1 1 " + std::to_string(w2) + "\nend\n";
+  p.manifest = m;
+  p.symbols = {{"f0", (void *)f0},   {"g0w", (void *)g0w},
+               {"f1", (void *)f1},   {"g1i", (void *)g1i},
+               {"g1w", (void *)g1w}, {"f2", (void *)f2},
+               {"g2i", (void *)g2i}, {"dev0", (void *)dev0},
+               {"dev1", (void *)dev1}};
+  return p;
+}
+
+std::string tempPath(const std::string &name) {
+  return testing::TempDir() + "pipe-rt-" + std::to_string(::getpid()) + "-" +
+         name;
+}
+
+const float kW1[2] = {0.5f, -1.0f}, kW2[2] = {2.0f, 0.25f};
+
+std::string writeWeights(bool withW2 = true) {
+  std::string path = tempPath(withW2 ? "w.safetensors" : "w1.safetensors");
+  std::vector<pipe_rt::StWriteTensor> ts = {{"w1", "F32", {2}, kW1}};
+  if (withW2)
+    ts.push_back({"w2", "F32", {2}, kW2});
+  std::string error;
+  EXPECT_TRUE(pipe_rt::writeSafetensors(path, ts, error)) << error;
+  return path;
+}
+
+struct Session {
+  pipe_rt_session *s = nullptr;
+  std::string error;
+  int status;
+  Session(Program &p, const std::string &weights,
+          void (*tweak)(pipe_rt_session_options &) = nullptr) {
+    pipe_rt_session_options o;
+    pipe_rt_session_options_init(&o);
+    o.weights_path = weights.c_str();
+    o.optimizer = PIPE_RT_OPTIM_SGD;
+    o.sgd.lr = 0.1f;
+    o.optimizer_threads = 1;
+    o.watchdog_seconds = 5;
+    if (tweak)
+      tweak(o);
+    char buf[512] = "";
+    status = pipe_rt_session_create(Program::lookup, &p, &o, &s, buf,
+                                    sizeof(buf));
+    error = buf;
+  }
+  ~Session() { pipe_rt_session_destroy(s); }
+  std::vector<float> param(int i) {
+    std::vector<float> v(2);
+    EXPECT_EQ(pipe_rt_session_read_param(s, i, v.data()), PIPE_RT_OK);
+    return v;
+  }
+};
+
+// Micro-batch inputs: x of step s, mb m.
+std::vector<std::vector<float>> gData = {
+    {1, 2}, {-1, 0.5f}, {3, -2}, {0.25f, 4}};
+std::vector<const void *> inputsFor(int steps) {
+  std::vector<const void *> in;
+  for (int i = 0; i < steps * gM; ++i)
+    in.push_back(gData[i % gData.size()].data());
+  return in;
+}
+
+/// Reference: one SGD step (lr 0.1) from (w1, w2) on micro-batches
+/// [first, first + gM), gradients averaged.
+void referenceStep(const float *w1, const float *w2, int first, float *n1,
+                   float *n2, float *losses, bool tied) {
+  float g1[2] = {0, 0}, g2[2] = {0, 0};
+  for (int mb = 0; mb < gM; ++mb) {
+    const float *x = gData[(first + mb) % gData.size()].data();
+    float l = 0;
+    for (int i = 0; i < 2; ++i) {
+      float a = tied ? w1[i] : w2[i];
+      float z = x[i] * w1[i] * a;
+      l += z * z;
+      float dz = 2 * z / gM;
+      g1[i] += dz * x[i] * a;
+      (tied ? g1 : g2)[i] += dz * x[i] * w1[i];
+    }
+    if (losses)
+      losses[mb] = l;
+  }
+  for (int i = 0; i < 2; ++i) {
+    n1[i] = w1[i] - 0.1f * g1[i];
+    n2[i] = w2[i] - 0.1f * g2[i];
+  }
+}
+
+//===--- Tests ------------------------------------------------------------===//
+
+TEST(Program, OneDeviceTrains) {
+  gM = 2;
+  Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+  Session s(p, writeWeights());
+  ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
+  std::vector<const void *> in = inputsFor(1);
+  float losses[2];
+  ASSERT_EQ(pipe_rt_session_run(s.s, 0, in.data(), losses), PIPE_RT_OK)
+      << pipe_rt_session_error(s.s);
+  float n1[2], n2[2], ref[2];
+  referenceStep(kW1, kW2, 0, n1, n2, ref, false);
+  EXPECT_FLOAT_EQ(losses[0], ref[0]);
+  EXPECT_FLOAT_EQ(losses[1], ref[1]);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(s.param(0)[i], n1[i], 1e-5);
+    EXPECT_NEAR(s.param(1)[i], n2[i], 1e-5);
+  }
+  // Training lowers the loss.
+  float again[2];
+  ASSERT_EQ(pipe_rt_session_run(s.s, 0, in.data(), again), PIPE_RT_OK);
+  EXPECT_LT(again[0] + again[1], losses[0] + losses[1]);
+  EXPECT_GT(pipe_rt_session_peak_bytes(s.s, 0), 0u);
+}
+
+TEST(Program, TwoDevicesEqualOneDevice) {
+  gM = 2;
+  Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+  Program p2 = makeProgram(2, false, "gpipe", 1, twoDev0<false>,
+                           twoDev1<false>);
+  std::string w = writeWeights();
+  Session a(p1, w), b(p2, w);
+  ASSERT_EQ(b.status, PIPE_RT_OK) << b.error;
+  std::vector<const void *> in = inputsFor(1);
+  for (int round = 0; round < 3; ++round) {
+    float la[2], lb[2];
+    ASSERT_EQ(pipe_rt_session_run(a.s, 0, in.data(), la), PIPE_RT_OK);
+    ASSERT_EQ(pipe_rt_session_run(b.s, 0, in.data(), lb), PIPE_RT_OK)
+        << pipe_rt_session_error(b.s);
+    EXPECT_EQ(0, std::memcmp(la, lb, sizeof(la)));
+    EXPECT_EQ(a.param(0), b.param(0));
+    EXPECT_EQ(a.param(1), b.param(1));
+  }
+}
+
+TEST(Program, TiedParamReduceGrad) {
+  gM = 2;
+  Program p1 = makeProgram(1, true, "gpipe", 1, oneDevice, oneDevice);
+  Program p2 =
+      makeProgram(2, true, "gpipe", 1, twoDev0<true>, twoDev1<true>);
+  std::string w = writeWeights();
+  Session a(p1, w), b(p2, w);
+  ASSERT_EQ(b.status, PIPE_RT_OK) << b.error;
+  std::vector<const void *> in = inputsFor(1);
+  ASSERT_EQ(pipe_rt_session_run(a.s, 0, in.data(), nullptr), PIPE_RT_OK)
+      << pipe_rt_session_error(a.s);
+  ASSERT_EQ(pipe_rt_session_run(b.s, 0, in.data(), nullptr), PIPE_RT_OK)
+      << pipe_rt_session_error(b.s);
+  float n1[2], n2[2];
+  referenceStep(kW1, kW2, 0, n1, n2, nullptr, true);
+  EXPECT_EQ(a.param(0), b.param(0));
+  EXPECT_NEAR(a.param(0)[0], n1[0], 1e-5);
+  EXPECT_NEAR(a.param(0)[1], n1[1], 1e-5);
+  // w2 is read by nobody: unchanged.
+  EXPECT_EQ(b.param(1), std::vector<float>(kW2, kW2 + 2));
+
+  // Without device 1's update the replicas diverge: the run must say so.
+  Program p3 = makeProgram(2, true, "gpipe", 1, twoDev0<true>,
+                           twoDev1<true, false>);
+  Session c(p3, w);
+  EXPECT_NE(pipe_rt_session_run(c.s, 0, in.data(), nullptr), PIPE_RT_OK);
+  EXPECT_NE(std::string(pipe_rt_session_error(c.s)).find("w1"),
+            std::string::npos);
+}
+
+TEST(Program, PipeDreamWeightVersions) {
+  gM = 1;
+  Program p = makeProgram(1, false, "pipedream-async", 2, pipedream,
+                          pipedream);
+  Session s(p, writeWeights());
+  ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
+  std::vector<const void *> in = inputsFor(2);
+  float losses[2];
+  ASSERT_EQ(pipe_rt_session_run(s.s, 0, in.data(), losses), PIPE_RT_OK)
+      << pipe_rt_session_error(s.s);
+  // Both steps' gradients are taken at the initial weights (version 0).
+  float a1[2], a2[2], b1[2], b2[2], la[1], lb[1];
+  referenceStep(kW1, kW2, 0, a1, a2, la, false);
+  referenceStep(kW1, kW2, 1, b1, b2, lb, false);
+  EXPECT_FLOAT_EQ(losses[0], la[0]);
+  EXPECT_FLOAT_EQ(losses[1], lb[0]);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(s.param(0)[i], a1[i] + b1[i] - kW1[i], 1e-5);
+    EXPECT_NEAR(s.param(1)[i], a2[i] + b2[i] - kW2[i], 1e-5);
+  }
+  gM = 2;
+}
+
+TEST(Program, L2LEqualsOneDevice) {
+  gM = 2;
+  Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+  Program p2 = makeProgram(1, false, "l2l", 1, l2l, l2l, /*ps=*/true);
+  std::string w = writeWeights();
+  Session a(p1, w), b(p2, w);
+  ASSERT_EQ(b.status, PIPE_RT_OK) << b.error;
+  pipe_rt_session_enable_trace(b.s, 1);
+  std::vector<const void *> in = inputsFor(1);
+  float la[2], lb[2];
+  ASSERT_EQ(pipe_rt_session_run(a.s, 0, in.data(), la), PIPE_RT_OK);
+  ASSERT_EQ(pipe_rt_session_run(b.s, 0, in.data(), lb), PIPE_RT_OK)
+      << pipe_rt_session_error(b.s);
+  EXPECT_EQ(0, std::memcmp(la, lb, sizeof(la)));
+  EXPECT_EQ(a.param(0), b.param(0));
+  EXPECT_EQ(a.param(1), b.param(1));
+  std::string trace = tempPath("trace.json");
+  ASSERT_EQ(pipe_rt_session_write_trace(b.s, trace.c_str()), PIPE_RT_OK);
+  std::FILE *f = std::fopen(trace.c_str(), "r");
+  ASSERT_TRUE(f);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(&text[0], 1, text.size(), f));
+  std::fclose(f);
+  EXPECT_NE(text.find("\"host optimizer\""), std::string::npos);
+  EXPECT_NE(text.find("\"cat\":\"h2d\""), std::string::npos);
+  EXPECT_NE(text.find("ps.update stage 's1'"), std::string::npos);
+}
+
+TEST(Program, DeadlockReportedByWatchdog) {
+  gM = 1;
+  Program p = makeProgram(2, false, "gpipe", 1, deadlock0, deadlock1);
+  Session s(p, writeWeights(),
+            [](pipe_rt_session_options &o) { o.watchdog_seconds = 0.2; });
+  ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
+  std::vector<const void *> in = inputsFor(1);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(pipe_rt_session_run(s.s, 0, in.data(), nullptr), PIPE_RT_TIMEOUT);
+  double secs = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+  EXPECT_LT(secs, 2.0);
+  std::string e = pipe_rt_session_error(s.s);
+  EXPECT_NE(e.find("device 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("recv activation"), std::string::npos) << e;
+  // The failed run changed nothing.
+  EXPECT_EQ(s.param(0), std::vector<float>(kW1, kW1 + 2));
+  gM = 2;
+}
+
+TEST(Program, OutOfMemoryNamesDevice) {
+  gM = 2;
+  Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+  Session s(p, writeWeights(),
+            [](pipe_rt_session_options &o) { o.capacity_bytes = 40; });
+  std::vector<const void *> in = inputsFor(1);
+  EXPECT_EQ(pipe_rt_session_run(s.s, 0, in.data(), nullptr),
+            PIPE_RT_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(pipe_rt_session_error(s.s)).find("device 0"),
+            std::string::npos)
+      << pipe_rt_session_error(s.s);
+}
+
+TEST(Program, CreateErrors) {
+  gM = 2;
+  std::string w = writeWeights();
+  {
+    Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+    p.abi = PIPE_RT_ABI_VERSION + 1;
+    Session s(p, w);
+    EXPECT_EQ(s.status, PIPE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(s.error.find("ABI " + std::to_string(PIPE_RT_ABI_VERSION + 1)),
+              std::string::npos)
+        << s.error;
+  }
+  {
+    Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+    std::string w1 = writeWeights(false);
+    Session s(p, w1);
+    EXPECT_EQ(s.status, PIPE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(s.error.find("'w2'"), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find(w1), std::string::npos) << s.error;
+  }
+  {
+    Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+    p.symbols.erase("g1w");
+    Session s(p, w);
+    EXPECT_NE(s.error.find("'g1w'"), std::string::npos) << s.error;
+  }
+  {
+    Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+    p.manifest.replace(p.manifest.find("value 2 0"), 9, "value 2 9");
+    Session s(p, w);
+    EXPECT_NE(s.error.find("manifest line 8"), std::string::npos) << s.error;
+  }
+  {
+    Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+    p.manifest.resize(p.manifest.size() - 4); // drop "end"
+    Session s(p, w);
+    EXPECT_NE(s.error.find("missing 'end'"), std::string::npos) << s.error;
+  }
+}
+
+TEST(Program, SaveLoadRoundTrip) {
+  gM = 2;
+  Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
+  std::string w = writeWeights();
+  auto adam = [](pipe_rt_session_options &o) {
+    o.optimizer = PIPE_RT_OPTIM_ADAMW;
+    o.adamw.lr = 0.01f;
+  };
+  Session a(p, w, adam), b(p, w, adam);
+  std::vector<const void *> in = inputsFor(1);
+  ASSERT_EQ(pipe_rt_session_run(a.s, 0, in.data(), nullptr), PIPE_RT_OK);
+  std::string ckpt = tempPath("ckpt.safetensors");
+  const char *names[] = {"trainer.step"};
+  int64_t extra[] = {7};
+  ASSERT_EQ(pipe_rt_session_save(a.s, ckpt.c_str(), names, extra, 1),
+            PIPE_RT_OK)
+      << pipe_rt_session_error(a.s);
+  int64_t got[] = {0};
+  ASSERT_EQ(pipe_rt_session_load(b.s, ckpt.c_str(), names, got, 1),
+            PIPE_RT_OK)
+      << pipe_rt_session_error(b.s);
+  EXPECT_EQ(got[0], 7);
+  EXPECT_EQ(a.param(0), b.param(0));
+  // Same optimizer state and counter: the next step agrees bitwise.
+  ASSERT_EQ(pipe_rt_session_run(a.s, 0, in.data(), nullptr), PIPE_RT_OK);
+  ASSERT_EQ(pipe_rt_session_run(b.s, 0, in.data(), nullptr), PIPE_RT_OK);
+  EXPECT_EQ(a.param(0), b.param(0));
+  EXPECT_EQ(a.param(1), b.param(1));
+
+  // A truncated file is an error naming it and changes nothing.
+  std::string bad = tempPath("bad.safetensors");
+  {
+    std::FILE *in = std::fopen(ckpt.c_str(), "rb");
+    std::FILE *out = std::fopen(bad.c_str(), "wb");
+    char buf[4096];
+    size_t n = std::fread(buf, 1, sizeof(buf), in);
+    std::fwrite(buf, 1, n - 10, out);
+    std::fclose(in);
+    std::fclose(out);
+  }
+  std::vector<float> before = b.param(0);
+  EXPECT_NE(pipe_rt_session_load(b.s, bad.c_str(), nullptr, nullptr, 0),
+            PIPE_RT_OK);
+  EXPECT_NE(std::string(pipe_rt_session_error(b.s)).find(bad),
+            std::string::npos);
+  EXPECT_EQ(b.param(0), before);
+  // A missing extra is an error too.
+  const char *missing[] = {"nope"};
+  EXPECT_NE(pipe_rt_session_load(b.s, ckpt.c_str(), missing, got, 1),
+            PIPE_RT_OK);
+}
+
+TEST(Program, GemmMatchesNaive) {
+  // 2 batches of (3x4) * (4x5), A transposed in memory, B row-major, and a
+  // strided C that forces the loop fallback.
+  const int64_t M = 3, N = 5, K = 4;
+  std::vector<float> a(2 * M * K), b(2 * K * N);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(i % 5) * 0.5f;
+  for (int64_t cStride : {int64_t(1), int64_t(2)}) {
+    std::vector<float> c(2 * M * N * cStride, 1.0f);
+    int64_t dims[] = {2, M, N, K};
+    int64_t as[] = {M * K, 1, M}; // A[b][m][k] at k*M + m
+    int64_t bs[] = {K * N, N, 1};
+    int64_t cs[] = {M * N * cStride, N * cStride, cStride};
+    pipe_rt_gemm_f32(a.data(), b.data(), c.data(), dims, as, bs, cs);
+    for (int64_t bt = 0; bt < 2; ++bt)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          float ref = 1.0f;
+          for (int64_t k = 0; k < K; ++k)
+            ref += a[bt * M * K + k * M + i] * b[bt * K * N + k * N + j];
+          EXPECT_FLOAT_EQ(c[bt * cs[0] + i * cs[1] + j * cs[2]], ref);
+        }
+  }
+}
+
+} // namespace

@@ -1,0 +1,92 @@
+//===- pipe-runner.cpp - Train a compiled pipe program artifact -----------===//
+//
+// pipe-runner ARTIFACT.so --weights W.safetensors [training options]
+//
+// dlopens a compiled program (its imports resolve against this executable,
+// which exports the whole runtime), checks its ABI, creates a session and
+// runs the trainer of pipe/Runtime/Trainer.h: the same loop pipe-train runs
+// in-process. Options and exit codes: --help and docs/trainer.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Runtime/Program.h"
+#include "pipe/Runtime/Trainer.h"
+#include "pipe/Runtime/TrainerFlags.h"
+
+#include <cstdio>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+int die(const std::string &msg, int code = pipe_rt::ExitError) {
+  std::fprintf(stderr, "pipe-runner: %s\n", msg.c_str());
+  return code;
+}
+
+void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string &a : args)
+    if (a == "-h" || a == "--help") {
+      std::printf("usage: pipe-runner ARTIFACT.so --weights W.safetensors "
+                  "[options]\n\n%s\n",
+                  pipe_rt::trainerFlagsUsage());
+      return pipe_rt::ExitOk;
+    }
+  pipe_rt::TrainerFlags flags;
+  std::string message;
+  if (!pipe_rt::parseTrainerFlags(args, flags, message))
+    return die(message, pipe_rt::ExitUsage);
+  if (flags.positional.size() > 1)
+    return die("more than one artifact given (see --help)", pipe_rt::ExitUsage);
+  if (flags.positional.empty() || flags.weights.empty())
+    return die("an artifact and --weights are required (see --help)",
+               pipe_rt::ExitUsage);
+  const std::string &artifact = flags.positional.front();
+  const pipe_rt::TrainerOptions &t = flags.options;
+
+  // A name without a slash would be searched on the library path, not here.
+  std::string file =
+      artifact.find('/') == std::string::npos ? "./" + artifact : artifact;
+  // RTLD_NOW: an artifact with an unresolved import fails here, by name.
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return die(dlerror());
+  auto *abi =
+      static_cast<const int32_t *>(dlsym(handle, "pipe_program_abi_version"));
+  if (!abi)
+    return die(artifact + ": missing symbol pipe_program_abi_version (not a "
+                          "compiled pipe program?)");
+  if (*abi != PIPE_RT_ABI_VERSION)
+    return die(artifact + ": compiled for runtime ABI " + std::to_string(*abi) +
+               ", this runner is " + std::to_string(PIPE_RT_ABI_VERSION));
+
+  pipe_rt_session_options options;
+  pipe_rt_session_options_init(&options);
+  flags.applyTo(options);
+  options.weights_path = flags.weights.c_str();
+  pipe_rt_session *session = nullptr;
+  char error[1024];
+  if (pipe_rt_session_create(lookup, handle, &options, &session, error,
+                             sizeof(error)) != PIPE_RT_OK)
+    return die(artifact + ": " + error);
+
+  pipe_rt::TrainerSummary summary;
+  bool ok = pipe_rt::runTraining(session, t, summary, message);
+  pipe_rt_session_destroy(session);
+  if (!ok)
+    return die(message);
+  if (summary.interrupted) {
+    std::printf("stopped at step %lld%s\n", (long long)summary.steps,
+                summary.checkpointWritten.empty()
+                    ? " (no --checkpoint: progress is lost)"
+                    : "; continue with --resume");
+    return pipe_rt::ExitInterrupted;
+  }
+  return pipe_rt::ExitOk;
+}

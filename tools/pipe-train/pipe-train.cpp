@@ -1,0 +1,457 @@
+//===- pipe-train.cpp - Compile a model and train it ----------------------===//
+//
+//   pipe-train [MODEL.mlir] [compile options] [training options]
+//
+// Builds the model (a torch-mlir linalg-on-tensors module, a pipe-gen preset,
+// or by default a byte-level GPT for the text file given by --data), lifts
+// its weights, forms blocks, differentiates, partitions or places it on the
+// simulated devices, writes the training schedule and a forward-only
+// evaluation schedule, verifies them, prints what it chose, lowers the
+// program for the host and trains it: in-process through the JIT, or, with
+// --artifact, as a shared library run by pipe-runner (the runtime-only
+// runner the GPU machine also has). Both run the training loop of
+// pipe/Runtime/Trainer.h. See docs/trainer.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/ModelGen/TransformerGen.h"
+#include "pipe/Runtime/Trainer.h"
+#include "pipe/Runtime/TrainerFlags.h"
+#include "pipe/Target/Host/HostTarget.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace mlir;
+namespace modelgen = mlir::pipe::modelgen;
+
+namespace {
+
+const char *kUsage = R"(usage: pipe-train [MODEL.mlir] [compile options] [training options]
+
+With no MODEL and no --preset: a byte-level GPT (4 layers, d 128, 4 heads,
+ff 512, context 64) trained on --data (default
+/usr/share/common-licenses/GPL-3).
+
+Model:
+  --preset NAME          a pipe-gen preset (tiny-gpt, gpt2, bert-base, ...)
+  --layers N --d-model N --heads N --ff N --seq N
+                         sizes of the default model / overrides of a preset
+  --batch N              samples per optimizer step (default 16; split into
+                         the micro-batches). A MODEL.mlir fixes the
+                         micro-batch size itself.
+Placement and schedule:
+  --devices N            simulated devices (default 1)
+  --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by
+                         --device-model; default: balanced placement
+  --device-model NAME    device model preset or JSON for partitioning,
+                         memory verification and device capacities
+                         (default: none, unlimited memory)
+  --stages-per-device N  balanced placement (default 1; l2l: one per block)
+  --schedule KIND        gpipe, 1f1b, interleaved-1f1b, zb-h1, mixed,
+                         pipedream-async, l2l (default 1f1b)
+  --microbatches N       micro-batches per step (default 4)
+  --recompute            recompute each stage's forward before its backward
+  --async-weights W      pipedream-async: stash (default) or stale
+  --async-steps N        pipedream-async: optimizer steps per pipeline fill
+                         (default 4)
+  --constant-memory      l2l: offload boundary activations to the host
+Output:
+  --artifact DIR         write DIR/program.so, DIR/weights.safetensors and
+                         DIR/scheduled.mlir and train with pipe-runner
+                         (next to this executable) instead of the JIT
+  --compile-only         stop after compiling (with --artifact: the runner
+                         command is printed)
+  --emit-scheduled FILE  write the scheduled IR
+  -O N                   LLVM optimisation level (default 3)
+
+Training options are those of pipe-runner:
+)";
+
+struct CompileFlags {
+  std::string model, preset, artifact, emitScheduled;
+  int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64,
+          batch = 16;
+  bool sizesGiven = false;
+  int64_t devices = 1, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
+  std::string partitioner, deviceModel, schedule = "1f1b",
+                                        asyncWeights = "stash";
+  bool recompute = false, constantMemory = false, compileOnly = false;
+  unsigned optLevel = 3;
+};
+
+int fail(const llvm::Twine &message, int code = pipe_rt::ExitError) {
+  llvm::errs() << "pipe-train: " << message << "\n";
+  return code;
+}
+
+/// Parses the compile flags; everything else is left for the trainer.
+bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
+                       std::vector<std::string> &rest, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc) {
+        error = a + " needs a value";
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    auto count = [&](int64_t &out, int64_t min = 1) {
+      std::string text;
+      if (!value(text))
+        return false;
+      if (!llvm::to_integer(text, out) || out < min) {
+        error = a + " wants an integer >= " + std::to_string(min) +
+                ", got '" + text + "'";
+        return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    if (a == "--preset")
+      ok = value(flags.preset);
+    else if (a == "--layers")
+      ok = count(flags.layers), flags.sizesGiven = true;
+    else if (a == "--d-model")
+      ok = count(flags.dModel), flags.sizesGiven = true;
+    else if (a == "--heads")
+      ok = count(flags.heads), flags.sizesGiven = true;
+    else if (a == "--ff")
+      ok = count(flags.ff), flags.sizesGiven = true;
+    else if (a == "--seq")
+      ok = count(flags.seq), flags.sizesGiven = true;
+    else if (a == "--batch")
+      ok = count(flags.batch);
+    else if (a == "--devices")
+      ok = count(flags.devices);
+    else if (a == "--partitioner")
+      ok = value(flags.partitioner);
+    else if (a == "--device-model")
+      ok = value(flags.deviceModel);
+    else if (a == "--stages-per-device")
+      ok = count(flags.stagesPerDevice);
+    else if (a == "--schedule")
+      ok = value(flags.schedule);
+    else if (a == "--microbatches")
+      ok = count(flags.microbatches);
+    else if (a == "--recompute")
+      flags.recompute = true;
+    else if (a == "--async-weights")
+      ok = value(flags.asyncWeights);
+    else if (a == "--async-steps")
+      ok = count(flags.asyncSteps);
+    else if (a == "--constant-memory")
+      flags.constantMemory = true;
+    else if (a == "--artifact")
+      ok = value(flags.artifact);
+    else if (a == "--compile-only")
+      flags.compileOnly = true;
+    else if (a == "--emit-scheduled")
+      ok = value(flags.emitScheduled);
+    else if (a == "-O") {
+      int64_t level;
+      ok = count(level, 0);
+      flags.optLevel = unsigned(std::min<int64_t>(level, 3));
+    } else if (i == 1 && !a.empty() && a[0] != '-')
+      // Only first: other words may be values of training flags.
+      flags.model = a;
+    else
+      rest.push_back(a);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/// The model to train: parsed, or generated from a preset or the default.
+OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const CompileFlags &flags,
+                                std::string &error) {
+  if (!flags.model.empty()) {
+    std::string message;
+    auto file = openInputFile(flags.model, &message);
+    if (!file) {
+      error = message;
+      return nullptr;
+    }
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    auto module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      error = "cannot parse " + flags.model;
+    return module;
+  }
+  modelgen::TransformerConfig config;
+  if (!flags.preset.empty()) {
+    std::optional<modelgen::TransformerConfig> preset =
+        modelgen::lookupPreset(flags.preset);
+    if (!preset) {
+      error = "unknown preset '" + flags.preset + "' (pipe-gen --list-presets)";
+      return nullptr;
+    }
+    config = *preset;
+  } else {
+    // Byte-level GPT: every byte is a token, so any file is data.
+    config.name = "byte-gpt";
+    config.family = modelgen::ModelFamily::Gpt2;
+    config.vocab = 256;
+  }
+  if (flags.preset.empty() || flags.sizesGiven) {
+    config.layers = flags.layers;
+    config.dModel = flags.dModel;
+    config.heads = flags.heads;
+    config.ff = flags.ff;
+    config.seq = flags.seq;
+    config.maxPositions = std::max(config.maxPositions, flags.seq);
+  }
+  if (flags.batch % flags.microbatches != 0) {
+    error = "--batch " + std::to_string(flags.batch) +
+            " is not a multiple of --microbatches " +
+            std::to_string(flags.microbatches);
+    return nullptr;
+  }
+  config.batch = flags.batch / flags.microbatches;
+  if (llvm::Error err = modelgen::verifyConfig(config)) {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  modelgen::GenerateOptions options;
+  auto generated = modelgen::generateTransformer(context, config, options);
+  if (!generated) {
+    error = llvm::toString(generated.takeError());
+    return nullptr;
+  }
+  return std::move(generated->module);
+}
+
+LogicalResult runPipeline(ModuleOp module, const std::string &pipeline) {
+  PassManager pm(module->getContext());
+  if (failed(parsePassPipeline(pipeline, pm))) {
+    llvm::errs() << "pipe-train: internal pass pipeline error: " << pipeline
+                 << "\n";
+    return failure();
+  }
+  return pm.run(module);
+}
+
+/// The scheduling passes, once blocks exist (their count sizes L2L).
+std::string schedulingPipeline(const CompileFlags &flags, unsigned instances) {
+  std::string microbatches = std::to_string(flags.microbatches);
+  std::string place;
+  if (!flags.partitioner.empty()) {
+    place = "pipe-partition{algorithm=" + flags.partitioner +
+            " devices=" + std::to_string(flags.devices) +
+            " schedule=" + flags.schedule + " microbatches=" + microbatches +
+            " recompute=" + (flags.recompute ? "true" : "false") +
+            (flags.deviceModel.empty() ? "" : " device-model=" +
+                                                  flags.deviceModel) +
+            " text-report=-}";
+  } else {
+    unsigned stages = flags.schedule == "l2l"
+                          ? instances
+                          : unsigned(flags.stagesPerDevice);
+    place = "pipe-place{devices=" + std::to_string(flags.devices) +
+            " stages-per-device=" + std::to_string(stages) + "}";
+  }
+  std::string common = " microbatches=" + microbatches +
+                       (flags.deviceModel.empty()
+                            ? ""
+                            : " device-model=" + flags.deviceModel);
+  std::string train =
+      "pipe-schedule{kind=" + flags.schedule + common +
+      " recompute=" + (flags.recompute ? "true" : "false") +
+      " constant-memory=" + (flags.constantMemory ? "true" : "false") +
+      " weights=" + flags.asyncWeights + " steps=" +
+      std::to_string(flags.schedule == "pipedream-async" ? flags.asyncSteps
+                                                         : 1) +
+      "}";
+  // Evaluation runs the forward passes only; gpipe's order does for any
+  // placement.
+  std::string eval = "pipe-schedule{kind=gpipe forward-only=true" + common +
+                     "}";
+  std::string verify =
+      "pipe-verify-schedule" +
+      (flags.deviceModel.empty()
+           ? std::string()
+           : "{device-model=" + flags.deviceModel + "}");
+  return place + "," + train + "," + eval + "," + verify +
+         ",pipe-print-summary";
+}
+
+
+} // namespace
+
+int main(int argc, char **argv) {
+  auto start = std::chrono::steady_clock::now();
+  CompileFlags flags;
+  std::vector<std::string> rest;
+  std::string error;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+      std::printf("%s%s\n", kUsage, pipe_rt::trainerFlagsUsage());
+      return pipe_rt::ExitOk;
+    }
+  if (!parseCompileFlags(argc, argv, flags, rest, error))
+    return fail(error, pipe_rt::ExitUsage);
+  pipe_rt::TrainerFlags trainer;
+  if (!pipe_rt::parseTrainerFlags(rest, trainer, error))
+    return fail(error, pipe_rt::ExitUsage);
+  if (!trainer.positional.empty())
+    return fail("unexpected argument '" + trainer.positional.front() +
+                    "' (one MODEL.mlir at most; see --help)",
+                pipe_rt::ExitUsage);
+  if (!trainer.weights.empty())
+    return fail("--weights is pipe-runner's; pipe-train starts from the "
+                "model's values, use --init-weights for pretrained ones",
+                pipe_rt::ExitUsage);
+
+  registerAllPasses();
+  pipe::registerPipePasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  modelgen::registerModelGenDialects(registry);
+  registry.insert<pipe::PipeDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> module = loadModel(context, flags, error);
+  if (!module)
+    return fail(error);
+
+  // Work files go to the artifact directory or a scratch one.
+  llvm::SmallString<128> dir(flags.artifact);
+  bool scratch = dir.empty();
+  if (scratch) {
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("pipe-train", dir))
+      return fail("cannot create a scratch directory: " + ec.message());
+  } else if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    return fail("cannot create " + dir + ": " + ec.message());
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (scratch)
+      llvm::sys::fs::remove_directories(dir);
+  });
+  std::string weights = (dir + "/weights.safetensors").str();
+
+  std::printf("== compiling\n");
+  std::fflush(stdout);
+  std::string ingest = "pipe-check-input,pipe-lift-params,"
+                       "pipe-form-blocks{granularity=layer},"
+                       "pipe-annotate-costs,pipe-differentiate";
+  if (failed(runPipeline(*module, ingest)))
+    return fail("the model could not be prepared for training (see above)");
+  unsigned instances = 0;
+  module->walk([&](pipe::RunOp) { ++instances; });
+  bool scheduled =
+      succeeded(runPipeline(*module, schedulingPipeline(flags, instances)));
+  // pipe-print-summary wrote through llvm::outs().
+  llvm::outs().flush();
+  if (!scheduled)
+    return fail("no valid partition and schedule (see above)");
+  if (!flags.emitScheduled.empty() || !flags.artifact.empty()) {
+    std::string path = !flags.emitScheduled.empty()
+                           ? flags.emitScheduled
+                           : (dir + "/scheduled.mlir").str();
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return fail(error);
+    module->print(out->os());
+    out->keep();
+  }
+  if (failed(runPipeline(*module, "pipe-lower-to-host{weights=" + weights +
+                                      "}")))
+    return fail("lowering for the host failed (see above)");
+  PassManager lower(&context);
+  pipe::buildHostToLLVMPipeline(lower);
+  if (failed(lower.run(*module)))
+    return fail("lowering to LLVM failed (see above)");
+
+  std::unique_ptr<pipe::HostJIT> jit;
+  if (!flags.artifact.empty()) {
+    std::string library = (dir + "/program.so").str();
+    if (llvm::Error err =
+            pipe::writeSharedLibrary(*module, library, flags.optLevel))
+      return fail(llvm::toString(std::move(err)));
+    // The runner that ships with this tool runs the artifact.
+    std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
+    llvm::SmallString<128> runner(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(runner, "pipe-runner");
+    std::vector<std::string> command{runner.str().str(), library,
+                                     "--weights", weights};
+    command.insert(command.end(), rest.begin(), rest.end());
+    double compileSeconds = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+    std::printf("== compiled in %.1f s: %s\n", compileSeconds,
+                llvm::join(command, " ").c_str());
+    std::fflush(stdout);
+    if (flags.compileOnly)
+      return pipe_rt::ExitOk;
+    if (!llvm::sys::fs::can_execute(runner))
+      return fail("no pipe-runner next to pipe-train (" + runner + ")");
+    SmallVector<StringRef> args(command.begin(), command.end());
+    std::string message;
+    int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt, {}, 0, 0,
+                                       &message);
+    if (rc < 0)
+      return fail("running pipe-runner failed: " + message);
+    return rc;
+  }
+  if (flags.compileOnly)
+    return pipe_rt::ExitOk;
+
+  auto created = pipe::HostJIT::create(*module, flags.optLevel);
+  if (!created)
+    return fail("JIT compilation failed: " +
+                llvm::toString(created.takeError()));
+  jit = std::move(*created);
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("== compiled in %.1f s\n", compileSeconds);
+  std::fflush(stdout);
+
+  pipe_rt_session_options options;
+  pipe_rt_session_options_init(&options);
+  trainer.applyTo(options);
+  options.weights_path = weights.c_str();
+  pipe_rt_session *session = nullptr;
+  char message[4096] = {0};
+  if (pipe_rt_session_create(&pipe::HostJIT::lookupCallback, jit.get(),
+                             &options, &session, message,
+                             sizeof(message)) != PIPE_RT_OK)
+    return fail(message);
+  auto closeSession =
+      llvm::make_scope_exit([&] { pipe_rt_session_destroy(session); });
+  pipe_rt::TrainerSummary summary;
+  if (!pipe_rt::runTraining(session, trainer.options, summary, error))
+    return fail(error);
+  std::printf("  compile time: %.1f s\n", compileSeconds);
+  return summary.interrupted ? pipe_rt::ExitInterrupted : pipe_rt::ExitOk;
+}
