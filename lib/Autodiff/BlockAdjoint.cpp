@@ -471,6 +471,16 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     parts.push_back(inputPart);
   if (weightPart)
     parts.push_back(weightPart);
+  // The split parts each redo the cotangent chain; a full backward runs this
+  // one sweep instead (the split ones serve zero-bubble schedules).
+  BlockOp fusedPart;
+  if (inputPart && weightPart) {
+    fusedPart = cast<BlockOp>(full->clone());
+    Block &body = fusedPart.getBody().front();
+    setReturn(fusedPart, SmallVector<Value>(body.getTerminator()->getOperands()));
+    eraseDeadOps(body);
+    parts.push_back(fusedPart);
+  }
 
   // Saved activations: forward results the backward ops read, except those
   // computable without the block's inputs (constants, fills, and values of
@@ -579,6 +589,10 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     result.weight = weightPart;
     result.weightFlops =
         install(weightPart, "_bwd_weight", kBackwardWeightAttr);
+  }
+  if (fusedPart) {
+    result.fused = fusedPart;
+    install(fusedPart, "_bwd_fused", kBackwardAttr);
   }
 
   // Saved bytes: the block inputs the backward reads (unless recomputed by

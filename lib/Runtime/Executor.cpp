@@ -673,15 +673,28 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
       bool needed = false;
       for (int idx : r.diffInputs)
         needed |= m.inputIndex[r.inputs[idx]] < 0;
-      if (r.bwdInput < 0 || !needed)
+      // A full backward runs the fused function: one reverse sweep instead
+      // of two that would each redo the cotangent chain.
+      bool fused = part == 0 && r.bwdFused >= 0 && !r.diffParams.empty();
+      if (!fused && (r.bwdInput < 0 || !needed))
         continue;
       std::vector<BufferPtr> args, results;
       if (int st = argsOf(r, sr, args))
         return st;
-      if (int st = callBlock(ctx, r.bwdInput, args, results,
-                             what + " run '" + r.name + "'"))
+      if (int st = callBlock(ctx, fused ? r.bwdFused : r.bwdInput, args,
+                             results, what + " run '" + r.name + "'"))
         return st;
       std::lock_guard<std::mutex> lock(ds.mu);
+      if (fused) {
+        sr.weightDone = true;
+        for (size_t j = 0; j < r.diffParams.size(); ++j) {
+          int pid = r.params[r.diffParams[j]];
+          if (m.params[pid].trainable)
+            accumulate(ds.grads[{pid, step}],
+                       results[r.diffInputs.size() + j],
+                       m.types[m.params[pid].type]);
+        }
+      }
       for (size_t j = 0; j < r.diffInputs.size(); ++j) {
         int vid = r.inputs[r.diffInputs[j]];
         if (m.inputIndex[vid] >= 0)
@@ -704,7 +717,7 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
                        "backward part 1?)");
   for (size_t i = stage.runs.size(); i-- > 0;) {
     const RunInfo &r = m.runs[stage.runs[i]];
-    if (r.bwdWeight < 0 || r.diffParams.empty())
+    if (r.bwdWeight < 0 || r.diffParams.empty() || stash->runs[i].weightDone)
       continue;
     std::vector<BufferPtr> args, results;
     if (int st = argsOf(r, stash->runs[i], args))

@@ -107,16 +107,16 @@ bool parseDType(const std::string &s, TypeInfo &t) {
 /// earlier section. schedule/device/ps/owns interleave (one group per
 /// schedule).
 int sectionOf(const std::string &kind) {
-  static const char *order[] = {"type",     "param", "value", "input",
-                                "loss",     "function", "run", "stage",
-                                "edge",     "schedule"};
-  for (int i = 0; i < 10; ++i)
+  static const char *order[] = {"type",  "param",    "value", "input",
+                                "loss",  "function", "run",   "fused",
+                                "stage", "edge",     "schedule"};
+  for (int i = 0; i < 11; ++i)
     if (kind == order[i])
       return i;
   if (kind == "device" || kind == "ps" || kind == "owns")
-    return 9;
-  if (kind == "end")
     return 10;
+  if (kind == "end")
+    return 11;
   return -1;
 }
 
@@ -305,7 +305,29 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
       if (!checkBwd(r.bwdInput, bwdIn, "bwd-input") ||
           !checkBwd(r.bwdWeight, bwdW, "bwd-weight"))
         return false;
+      r.bwdArgs = std::move(bwdArgs);
+      r.bwdInputResults = std::move(bwdIn);
+      r.bwdWeightResults = std::move(bwdW);
       m.runs.push_back(std::move(r));
+    } else if (kind == "fused") {
+      // fused <rid> <fid>: one function returning the input cotangents then
+      // the param gradients, for a full backward.
+      int rid = -1, fid = -1;
+      if (!lp.integer(rid, "run id", 0, int64_t(m.runs.size()) - 1) ||
+          !lp.integer(fid, "function", 0, int64_t(m.functions.size()) - 1) ||
+          !lp.done())
+        return false;
+      RunInfo &r = m.runs[rid];
+      std::vector<int> results(r.bwdInputResults);
+      results.insert(results.end(), r.bwdWeightResults.begin(),
+                     r.bwdWeightResults.end());
+      const FunctionInfo &f = m.functions[fid];
+      if (r.bwdFused >= 0)
+        return lp.fail("run '" + r.name + "' has two fused backward records");
+      if (f.args != r.bwdArgs || f.results != results)
+        return lp.fail("run '" + r.name + "': fused backward function '" +
+                       f.symbol + "' signature does not match the run");
+      r.bwdFused = fid;
     } else if (kind == "stage") {
       StageInfo s;
       if (!lp.id(m.stages.size(), "stage id") || !lp.word(s.name, "name") ||

@@ -42,7 +42,12 @@ struct FunctionInfo {
 struct RunInfo {
   std::string name;
   int forward = -1, bwdInput = -1, bwdWeight = -1;
+  /// Both parts in one function (a `fused` record), or -1.
+  int bwdFused = -1;
   int numSaved = 0;
+  /// Type ids of the backward functions' arguments and of the two parts'
+  /// results (checked against every backward function).
+  std::vector<int> bwdArgs, bwdInputResults, bwdWeightResults;
   std::vector<int> params, inputs, outputs; // param ids, value ids
   std::vector<int> diffInputs, diffResults, diffParams; // indices
 };

@@ -84,6 +84,7 @@ struct DeviceParam {
 struct StageStash {
   struct Run {
     std::vector<BufferPtr> inputs, saved, cotangents;
+    bool weightDone = false; // the fused backward produced its gradients
   };
   bool full = false;           // every run's inputs and saved
   bool inputDone = false;      // backward part 1 ran

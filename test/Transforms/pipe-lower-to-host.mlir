@@ -48,14 +48,19 @@
 // MAN-NEXT: function 0 pipe_fn_linear_relu 2 0 1 2 1 1
 // MAN-NEXT: function 1 pipe_fn_linear_relu_bwd_input 4 0 1 1 1 1 1
 // MAN-NEXT: function 2 pipe_fn_linear_relu_bwd_weight 4 0 1 1 1 1 0
-// MAN-NEXT: function 3 pipe_fn_mse_head 3 0 1 1 2 2 1
-// MAN-NEXT: function 4 pipe_fn_mse_head_bwd_input 5 0 1 1 2 1 2 1 1
-// MAN-NEXT: function 5 pipe_fn_mse_head_bwd_weight 5 0 1 1 2 1 1 0
+// MAN-NEXT: function 3 pipe_fn_linear_relu_bwd_fused 4 0 1 1 1 2 1 0
+// MAN-NEXT: function 4 pipe_fn_mse_head 3 0 1 1 2 2 1
+// MAN-NEXT: function 5 pipe_fn_mse_head_bwd_input 5 0 1 1 2 1 2 1 1
+// MAN-NEXT: function 6 pipe_fn_mse_head_bwd_weight 5 0 1 1 2 1 1 0
+// MAN-NEXT: function 7 pipe_fn_mse_head_bwd_fused 5 0 1 1 2 1 3 1 1 0
 // run <id> <name> <fwd> <bwd-in> <bwd-w> <nsaved> | params | inputs | outputs
 // | differentiable inputs | results | params
 // MAN-NEXT: run 0 l0 0 1 2 1 1 0 1 0 1 2 1 0 1 0 1 0
 // MAN-NEXT: run 1 l1 0 1 2 1 1 1 1 2 1 4 1 0 1 0 1 0
-// MAN-NEXT: run 2 head 3 4 5 1 1 2 2 4 1 1 6 2 0 1 1 0 1 0
+// MAN-NEXT: run 2 head 4 5 6 1 1 2 2 4 1 1 6 2 0 1 1 0 1 0
+// MAN-NEXT: fused 0 3
+// MAN-NEXT: fused 1 3
+// MAN-NEXT: fused 2 7
 // MAN-NEXT: stage 0 s0 0 1 0
 // MAN-NEXT: stage 1 s1 1 2 1 2
 // MAN-NEXT: edge 0 1 1 2
@@ -470,7 +475,10 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // MAN-NEXT: param 0 w0 0 1
 // MAN-NEXT: param 1 w1 0 1
 // MAN-NOT:  param
-// MAN:      run 2 head 3 4 5 1 1 0 2 4 1 1 6 2 0 1 1 0 1 0
+// MAN:      run 2 head 4 5 6 1 1 0 2 4 1 1 6 2 0 1 1 0 1 0
+// MAN-NEXT: fused 0 3
+// MAN-NEXT: fused 1 3
+// MAN-NEXT: fused 2 7
 // MAN-NEXT: stage 0 s0 0 1 0
 // MAN-NEXT: stage 1 s1 1 1 1
 // MAN-NEXT: stage 2 s2 0 1 2

@@ -44,6 +44,8 @@ llvm::StringRef stringifyRecomputePolicy(RecomputePolicy policy);
 inline constexpr llvm::StringLiteral kBackwardInputAttr = "pipe.backward_input";
 inline constexpr llvm::StringLiteral kBackwardWeightAttr =
     "pipe.backward_weight";
+/// Both parts in one block (one reverse sweep), for a full backward.
+inline constexpr llvm::StringLiteral kBackwardAttr = "pipe.backward";
 inline constexpr llvm::StringLiteral kSavedResultsAttr = "pipe.saved_results";
 inline constexpr llvm::StringLiteral kRecomputeAttr = "pipe.recompute";
 inline constexpr llvm::StringLiteral kLossSeedAttr = "pipe.loss_seed";
@@ -56,6 +58,9 @@ struct BackwardBlocks {
   BlockOp input;
   /// Gradients of the parameters; null if the block has no parameters.
   BlockOp weight;
+  /// Both (input cotangents, then parameter gradients) from one reverse
+  /// sweep; null unless the block has both.
+  BlockOp fused;
   /// Number of trailing forward results that are saved activations.
   unsigned numSaved = 0;
   /// Activation bytes kept for the backward under the policy.

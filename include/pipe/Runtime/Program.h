@@ -28,6 +28,8 @@
 //       <nsaved> <nparams> <pid>... <ninputs> <vid>... <noutputs> <vid>...
 //       <ndiff-inputs> <idx>... <ndiff-results> <idx>... <ndiff-params>
 //       <idx>...                                (one line)
+//   fused <rid> <fid>                          optional: one function for a
+//                                                full backward of the run
 //   stage <sid> <name> <device> <nruns> <rid>...   runs in graph order
 //   edge <producer-sid> <consumer-sid> <nvalues> <vid>...  payload order
 //   schedule <xid> <name> <kind> <devices> <microbatches> <steps>
@@ -43,7 +45,8 @@
 // argument. A run's forward takes (params, inputs) and returns (outputs,
 // saved); its backward functions take (params, inputs, cotangents of the
 // differentiable results, saved) and return the cotangents of the
-// differentiable inputs / the gradients of the differentiable params. Block
+// differentiable inputs / the gradients of the differentiable params / both,
+// in that order (the fused one). Block
 // functions never write their arguments. Results are either allocated
 // through the hooks below (the runtime takes ownership) or anything else
 // (constants, aliases of arguments), which the runtime copies.

@@ -66,6 +66,9 @@ struct Case {
   bool artifact = false;
 };
 
+/// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
 class ScratchDir {
 public:
   ScratchDir() {

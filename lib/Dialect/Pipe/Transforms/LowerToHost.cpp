@@ -96,7 +96,8 @@ private:
   std::string header = "pipe-program " + std::to_string(kAbiVersion) + "\n";
   std::string body, schedules;
   llvm::MapVector<Type, unsigned> types;
-  std::string typeLines, paramLines, valueLines, functionLines, runLines;
+  std::string typeLines, paramLines, valueLines, functionLines, runLines,
+      fusedLines;
   llvm::StringMap<unsigned> paramIds, stageIds;
   DenseMap<Value, unsigned> valueIds;
   SmallVector<BlockOp> functions;
@@ -239,6 +240,16 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
         return failure();
       backward[i] = *id;
     }
+    if (auto ref = block->getAttrOfType<FlatSymbolRefAttr>(kBackwardAttr)) {
+      auto fusedBlock = symbols.lookup<BlockOp>(ref.getValue());
+      if (!fusedBlock)
+        return block.emitOpError("backward block ") << ref << " is missing";
+      FailureOr<int> id = functionId(run, fusedBlock);
+      if (failed(id))
+        return failure();
+      llvm::raw_string_ostream(fusedLines)
+          << "fused " << runId << " " << *id << "\n";
+    }
     unsigned numSaved = getNumSavedResults(block);
     llvm::raw_string_ostream os(runLines);
     os << "run " << runId << " " << run.getInstance() << " " << *forward
@@ -305,7 +316,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
     }
   }
   body = typeLines + paramLines + valueLines + inputLines + lossLine +
-         functionLines + runLines + stageLines + edgeLines;
+         functionLines + runLines + fusedLines + stageLines + edgeLines;
   (void)placement;
   return success();
 }

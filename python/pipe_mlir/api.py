@@ -1,0 +1,833 @@
+"""Compiling and training from Python: `compile`, `train`, `load_into`.
+
+    from pipe_mlir.export import export_module
+    from pipe_mlir import api
+
+    exported = export_module(model.eval(), (idx,), loss_fn="cross_entropy",
+                             targets=targets)
+    compiled = api.compile(exported, devices=2, schedule="1f1b",
+                           microbatches=4)
+    print(compiled.step_time_s, compiled.device_stages)
+    run = api.train(exported, data=(tokens, labels), steps=100,
+                    optimizer="adamw", lr=3e-3, warmup=10, clip=1.0,
+                    devices=2, microbatches=4, module=model)
+    print(run.losses[-1], run.items_per_second)   # model now holds the
+                                                  # trained weights
+
+`compile` runs `pipe-opt` (check-input, lift-params, form-blocks, costs,
+differentiate, partition or place, schedule, verify, simulate,
+print-summary) and parses what it wrote (the scheduled IR, the simulator's
+JSON report and Chrome trace, the partitioner's report). `train` runs
+`pipe-train` (which compiles the same way, JITs the program and runs the
+trainer of docs/trainer.md) and reads its JSON-lines log and summary.
+Errors of the tools are `pipe_mlir.tools.ToolError`s carrying the tool's
+messages; bad arguments are `ValueError`s raised before any tool runs.
+
+The micro-batch size is the exported model's (its inputs' leading
+dimension); `microbatches=M` micro-batches make one optimizer step, so the
+global batch is M x that size and the loss of a step is the mean of the M
+micro-batch losses (the gradient is the mean of theirs).
+"""
+
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import tools
+from .tools import ToolError
+
+__all__ = ["compile", "train", "load_into", "parse_scheduled",
+           "CompileResult", "TrainResult", "BlockInstance", "Stage",
+           "Placement", "Schedule", "ToolError", "write_data"]
+
+
+# --------------------------------------------------------------------------
+# The scheduled IR, parsed
+# --------------------------------------------------------------------------
+
+@dataclass
+class BlockInstance:
+    """One `pipe.run` of the graph, in graph order."""
+
+    index: int
+    name: str              # instance name ("prologue", "blocks.0", ...)
+    function: str          # block function (@layer: shared by layers)
+    forward_flops: int = 0
+    backward_flops: int = 0  # input + weight gradients
+    param_bytes: int = 0
+    stage: Optional[str] = None
+    device: Optional[int] = None
+
+
+@dataclass
+class Stage:
+    name: str
+    device: int
+    blocks: List[str]
+
+
+@dataclass
+class Placement:
+    name: str
+    graph: str
+    devices: int
+    stages: List[Stage]
+
+    def stage(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise KeyError(name)
+
+
+@dataclass
+class Schedule:
+    name: str
+    placement: str
+    kind: str
+    microbatches: int
+    forward_only: bool
+    steps: int
+    # device -> {action kind: count}
+    actions: Dict[int, Dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class ScheduledModule:
+    """What `parse_scheduled` reads from a scheduled module's text."""
+
+    graph: str
+    input_types: List[str]
+    blocks: List[BlockInstance]
+    placements: List[Placement]
+    schedules: List[Schedule]
+
+    @property
+    def batch(self) -> int:
+        """Leading dimension of the graph's first input (samples per
+        micro-batch), 1 if it has none."""
+        if not self.input_types:
+            return 1
+        dims = self.input_types[0].split("x")[:-1]
+        return int(dims[0]) if dims and dims[0].isdigit() else 1
+
+
+_COST = re.compile(r"(\w+) = (\d+)")
+_BLOCK = re.compile(
+    r"^\s*pipe\.block @([\w.$-]+)\b.*?cost = #pipe\.cost<([^>]*)>", re.M)
+_GRAPH = re.compile(r"^\s*pipe\.graph @([\w.$-]+)\((.*?)\)\s*->", re.M)
+_RUN = re.compile(r'pipe\.run "([^"]+)" @([\w.$-]+)\(')
+_PLACEMENT = re.compile(
+    r"^\s*pipe\.placement @([\w.$-]+) graph @([\w.$-]+) devices (\d+)", re.M)
+_STAGE = re.compile(
+    r'^\s*pipe\.stage @([\w.$-]+) device (\d+) blocks \[([^\]]*)\]', re.M)
+_SCHEDULE = re.compile(
+    r'^\s*pipe\.schedule @([\w.$-]+) placement @([\w.$-]+) kind "([^"]+)" '
+    r'microbatches (\d+)([^{\n]*)\{', re.M)
+_DEVICE = re.compile(r"^\s*pipe\.device (\d+) \{", re.M)
+_ACTION = re.compile(r"^\s*(?:%[\w#:]+ = )?pipe\.(\w+)", re.M)
+
+
+def _region_end(text: str, open_brace: int) -> int:
+    """Index just past the '}' closing the '{' at `open_brace`."""
+    depth = 0
+    for index in range(open_brace, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
+def parse_scheduled(text: str) -> ScheduledModule:
+    """Reads the graph (block instances in order, with their block
+    functions' `#pipe.cost`), the placements and the schedules (kind,
+    micro-batches, action counts per device) of a module printed by
+    `pipe-opt` after `--pipe-schedule` (or any later stage).
+
+    Raises ValueError when the text has no `pipe.graph`."""
+    costs: Dict[str, Dict[str, int]] = {}
+    for match in _BLOCK.finditer(text):
+        costs[match.group(1)] = {k: int(v) for k, v in
+                                 _COST.findall(match.group(2))}
+    graph_match = _GRAPH.search(text)
+    if not graph_match:
+        raise ValueError("no pipe.graph in the module: run --pipe-form-blocks "
+                         "(compile() does) before reading a partition")
+    graph = graph_match.group(1)
+    input_types = re.findall(r"tensor<([^>]*)>", graph_match.group(2))
+    # The region opens at the end of the op's line (the result types may
+    # carry attribute dictionaries).
+    line_end = text.find("\n", graph_match.end())
+    brace = text.rindex("{", graph_match.end(),
+                        line_end if line_end >= 0 else len(text))
+    body = text[brace:_region_end(text, brace)]
+    blocks: List[BlockInstance] = []
+    for index, match in enumerate(_RUN.finditer(body)):
+        cost = costs.get(match.group(2), {})
+        blocks.append(BlockInstance(
+            index, match.group(1), match.group(2),
+            cost.get("forward_flops", 0),
+            cost.get("backward_input_flops", 0)
+            + cost.get("backward_weight_flops", 0),
+            cost.get("param_bytes", 0)))
+
+    placements: List[Placement] = []
+    for match in _PLACEMENT.finditer(text):
+        line_end = text.find("\n", match.end())
+        brace = text.rindex("{", match.end(), line_end)
+        region = text[brace:_region_end(text, brace)]
+        stages = [Stage(s.group(1), int(s.group(2)),
+                        re.findall(r'"([^"]*)"', s.group(3)))
+                  for s in _STAGE.finditer(region)]
+        placements.append(Placement(match.group(1), match.group(2),
+                                    int(match.group(3)), stages))
+
+    schedules: List[Schedule] = []
+    for match in _SCHEDULE.finditer(text):
+        rest = match.group(5)
+        steps = re.search(r"\bsteps (\d+)", rest)
+        schedule = Schedule(match.group(1), match.group(2), match.group(3),
+                            int(match.group(4)), "forward_only" in rest,
+                            int(steps.group(1)) if steps else 1)
+        brace = match.end() - 1
+        region = text[brace:_region_end(text, brace)]
+        for device in _DEVICE.finditer(region):
+            start = region.index("{", device.start())
+            inner = region[start + 1:_region_end(region, start) - 1]
+            counts: Dict[str, int] = {}
+            for action in _ACTION.finditer(inner):
+                counts[action.group(1)] = counts.get(action.group(1), 0) + 1
+            schedule.actions[int(device.group(1))] = counts
+        schedules.append(schedule)
+
+    # Stage and device of every block instance (the first placement's).
+    if placements:
+        where = {}
+        for stage in placements[0].stages:
+            for name in stage.blocks:
+                where[name] = stage
+        for block in blocks:
+            if block.name in where:
+                block.stage = where[block.name].name
+                block.device = where[block.name].device
+    return ScheduledModule(graph, input_types, blocks, placements, schedules)
+
+
+# --------------------------------------------------------------------------
+# compile
+# --------------------------------------------------------------------------
+
+@dataclass
+class CompileResult:
+    """What `compile` produced. Times are in seconds."""
+
+    source_path: str             # the model's .mlir as given to pipe-opt
+    scheduled_path: str          # pipe-opt's output (scheduled IR)
+    options: Dict[str, Any]      # the compile() arguments used
+    module: ScheduledModule
+    summary: str                 # pipe-print-summary's text
+    report: Optional[dict] = None        # pipe-simulate report= JSON
+    report_path: Optional[str] = None
+    trace_path: Optional[str] = None     # pipe-simulate trace= (Chrome)
+    partition_report: Optional[dict] = None   # pipe-partition report=
+    partition_report_path: Optional[str] = None
+    partition_text: str = ""             # pipe-partition's text report
+    exported: Any = None                 # the ExportedModel, if given one
+
+    @property
+    def placement(self) -> Placement:
+        return self.module.placements[0]
+
+    @property
+    def blocks(self) -> List[BlockInstance]:
+        return self.module.blocks
+
+    @property
+    def schedule(self) -> Schedule:
+        """The training schedule (the first one that is not forward-only)."""
+        for schedule in self.module.schedules:
+            if not schedule.forward_only:
+                return schedule
+        return self.module.schedules[0]
+
+    @property
+    def stage_to_device(self) -> Dict[str, int]:
+        return {s.name: s.device for s in self.placement.stages}
+
+    @property
+    def device_stages(self) -> Dict[int, List[str]]:
+        """device -> its stages in stage order (several on a Mixed-Pipe or
+        interleaved device)."""
+        result: Dict[int, List[str]] = {d: [] for d in
+                                        range(self.placement.devices)}
+        for stage in self.placement.stages:
+            result.setdefault(stage.device, []).append(stage.name)
+        return result
+
+    def _simulated(self) -> Optional[dict]:
+        if not self.report:
+            return None
+        for entry in self.report.get("schedules", []):
+            if entry.get("name") == self.schedule.name:
+                return entry.get("report")
+        return None
+
+    @property
+    def step_time_s(self) -> Optional[float]:
+        """Simulated time of one optimizer step of the training schedule."""
+        simulated = self._simulated()
+        return None if simulated is None else simulated.get("step_time_s")
+
+    @property
+    def throughput(self) -> Optional[float]:
+        """Simulated samples per second (micro-batch size from the IR)."""
+        simulated = self._simulated()
+        return (None if simulated is None
+                else simulated.get("throughput_samples_per_s"))
+
+    @property
+    def bubble_fractions(self) -> List[float]:
+        simulated = self._simulated() or {}
+        return [d.get("bubble_fraction", 0.0)
+                for d in simulated.get("devices", [])]
+
+
+def _workdir(workdir: Optional[str]) -> str:
+    if workdir is None:
+        return tempfile.mkdtemp(prefix="pipe_mlir_")
+    os.makedirs(workdir, exist_ok=True)
+    return workdir
+
+
+def _model_source(model, workdir: str) -> Tuple[str, Any]:
+    """(path of a .mlir file, the ExportedModel or None)."""
+    if isinstance(model, CompileResult):
+        return model.source_path, model.exported
+    if hasattr(model, "mlir") and hasattr(model, "params"):  # ExportedModel
+        path = os.path.join(workdir, "model.mlir")
+        model.save(path)
+        return path, model
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no model file {path!r}")
+        return path, None
+    try:  # a torch module: point at export_module
+        import torch
+        if isinstance(model, torch.nn.Module):
+            raise TypeError(
+                "pass an exported model: pipe_mlir.export.export_module("
+                f"{type(model).__name__}(...), inputs, loss_fn=..., "
+                "targets=...), or the path of its .mlir")
+    except ImportError:
+        pass
+    raise TypeError(f"expected an ExportedModel, a CompileResult or the "
+                    f"path of a .mlir file, not {type(model).__name__}")
+
+
+def _options(**kwargs) -> str:
+    return " ".join(f"{k}={v}" for k, v in kwargs.items() if v is not None)
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def compile(model, devices: int = 2, schedule: str = "1f1b",
+            microbatches: int = 4, partitioner: Optional[str] = None,
+            device_model: Optional[str] = None, stages_per_device: int = 1,
+            recompute: bool = False, eval_schedule: bool = False,
+            simulate: bool = True, workdir: Optional[str] = None,
+            timeout: float = 600) -> CompileResult:
+    """Partitions and schedules `model` with pipe-opt, as pipe-train does.
+
+    model: an `ExportedModel` (written to `workdir/model.mlir`) or the path
+    of a .mlir file whose `@forward` returns the scalar loss.
+    partitioner: None places the blocks with `--pipe-place` (balanced
+    contiguous stages, `stages_per_device` round-robin chunks per device);
+    "mixed", "seq" or "exact" run FTPipe's `--pipe-partition` (which may
+    give a device several non-adjacent stages) for `schedule` and
+    `microbatches` on `device_model`.
+    device_model: preset name or JSON file, passed to every pass that takes
+    one; None leaves each pass its default (the partitioner rtx2080ti-x8,
+    schedule and simulator h200) and skips the memory check.
+    eval_schedule: also add the forward-only gpipe schedule pipe-train uses
+    for evaluation.
+    simulate: run `--pipe-simulate` with `trace=` and `report=` files in
+    `workdir`.
+
+    Returns a `CompileResult`. Raises `ToolError` with pipe-opt's
+    diagnostics if a pass fails (e.g. nothing fits in memory, an
+    unsupported op in a hand-written module)."""
+    if devices < 1 or microbatches < 1 or stages_per_device < 1:
+        raise ValueError("devices, microbatches and stages_per_device must "
+                         "be >= 1")
+    workdir = _workdir(workdir)
+    source, exported = _model_source(model, workdir)
+    options = dict(devices=devices, schedule=schedule,
+                   microbatches=microbatches, partitioner=partitioner,
+                   device_model=device_model,
+                   stages_per_device=stages_per_device, recompute=recompute)
+    scheduled = os.path.join(workdir, "scheduled.mlir")
+    summary = os.path.join(workdir, "summary.txt")
+    args = ["--pipe-check-input", "--pipe-lift-params",
+            "--pipe-form-blocks=granularity=layer", "--pipe-annotate-costs",
+            "--pipe-differentiate"]
+    partition_json = partition_text = None
+    if partitioner:
+        partition_json = os.path.join(workdir, "partition.json")
+        partition_text = os.path.join(workdir, "partition.txt")
+        args.append("--pipe-partition=" + _options(
+            algorithm=partitioner, devices=devices, schedule=schedule,
+            microbatches=microbatches, recompute=_bool(recompute),
+            **{"device-model": device_model, "report": partition_json,
+               "text-report": partition_text}))
+    else:
+        args.append("--pipe-place=" + _options(
+            devices=devices, **{"stages-per-device": stages_per_device,
+                                "device-model": device_model}))
+    common = {"microbatches": microbatches, "device-model": device_model}
+    args.append("--pipe-schedule=" + _options(
+        kind=schedule, recompute=_bool(recompute), **common))
+    if eval_schedule:
+        args.append("--pipe-schedule=" + _options(
+            kind="gpipe", **{"forward-only": "true"}, **common))
+    args.append("--pipe-verify-schedule" + (
+        f"=device-model={device_model}" if device_model else ""))
+    trace = report = None
+    pipe_opt = tools.find_tool("pipe-opt")
+    if schedule == "l2l" and not partitioner:
+        # One stage per block instance, known once blocks are formed.
+        formed = tools.run_tool(pipe_opt, args[:5] + [source],
+                                timeout=timeout)
+        instances = len(parse_scheduled(formed).blocks)
+        args[5] = "--pipe-place=" + _options(
+            devices=devices, **{"stages-per-device": max(1, instances),
+                                "device-model": device_model})
+    if simulate:
+        trace = os.path.join(workdir, "trace.json")
+        report = os.path.join(workdir, "simulate.json")
+        args.append("--pipe-simulate=" + _options(
+            trace=trace, report=report,
+            **{"microbatch-size": _source_batch(source),
+               "device-model": device_model}))
+    args.append("--pipe-print-summary=output=" + summary)
+    tools.run_tool(pipe_opt, args + [source, "-o", scheduled],
+                   timeout=timeout)
+    with open(scheduled) as f:
+        module = parse_scheduled(f.read())
+    result = CompileResult(source, scheduled, options, module,
+                           _read_text(summary), exported=exported)
+    if simulate:
+        result.report = _read_json(report)
+        result.report_path, result.trace_path = report, trace
+    if partitioner:
+        result.partition_report = _read_json(partition_json)
+        result.partition_report_path = partition_json
+        result.partition_text = _read_text(partition_text)
+    return result
+
+
+def _source_batch(path: str) -> int:
+    """Leading dimension of @forward's first argument (the micro-batch
+    size, for the simulator's samples/s), 1 if unknown."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return 1
+    match = re.search(r"func\.func @forward\(%[\w]+: tensor<(\d+)x", text)
+    return int(match.group(1)) if match else 1
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _read_json(path: str) -> Optional[dict]:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------
+
+def _as_tensor(value, what: str):
+    import torch
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().contiguous()
+    try:
+        import numpy as np
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(np.ascontiguousarray(value))
+    except ImportError:
+        pass
+    raise TypeError(f"{what}: expected a torch tensor or numpy array, not "
+                    f"{type(value).__name__}")
+
+
+_MLIR_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16",
+                "bf16": "bfloat16", "i64": "int64", "i32": "int32",
+                "i16": "int16", "i8": "int8", "i1": "bool"}
+
+
+def _input_signature(exported) -> Optional[List[Tuple[Tuple[int, ...], str]]]:
+    if exported is None:
+        return None
+    result = []
+    for type_ in exported.input_types:
+        result.append((tuple(type_.shape), _MLIR_DTYPES.get(
+            str(type_.element), str(type_.element))))
+    return result
+
+
+def write_data(path: str, inputs, eval_inputs=None, exported=None) -> str:
+    """Writes the trainer's safetensors data file (docs/trainer.md):
+    `inputs[k]` of shape [N, <input k's shape>] as `input<k>`,
+    `eval_inputs[k]` as `eval_input<k>`. `inputs` is a sequence of tensors
+    or numpy arrays (or a dict name -> tensor, written as given). With the
+    `exported` model, shapes and dtypes are checked first (ValueError naming
+    the input)."""
+    from .safetensors import save_file
+    tensors: Dict[str, Any] = {}
+    signature = _input_signature(exported)
+
+    def add(group, prefix):
+        if isinstance(group, dict):
+            for name, value in group.items():
+                tensors[name] = _as_tensor(value, name)
+            return
+        if not isinstance(group, (list, tuple)):
+            group = [group]
+        rows = None
+        for k, value in enumerate(group):
+            name = f"{prefix}{k}"
+            tensor = _as_tensor(value, name)
+            if signature is not None:
+                if len(group) != len(signature):
+                    raise ValueError(
+                        f"{prefix}: {len(group)} tensors given, the model "
+                        f"has {len(signature)} inputs "
+                        f"({_describe_signature(signature, exported)})")
+                shape, dtype = signature[k]
+                got_dtype = str(tensor.dtype).replace("torch.", "")
+                if tuple(tensor.shape[1:]) != shape or got_dtype != dtype \
+                        or tensor.dim() != len(shape) + 1:
+                    raise ValueError(
+                        f"{name} ({_input_name(exported, k)}) has shape "
+                        f"{list(tensor.shape)} and dtype {got_dtype}; the "
+                        f"model needs [N, {', '.join(map(str, shape))}] "
+                        f"{dtype} (N rows of input {k}'s static shape "
+                        f"{list(shape)})")
+            if rows is None:
+                rows = tensor.shape[0] if tensor.dim() else 0
+            elif tensor.dim() == 0 or tensor.shape[0] != rows:
+                raise ValueError(f"{name} has {tensor.shape[0]} rows, "
+                                 f"{prefix}0 has {rows}")
+            if rows == 0:
+                raise ValueError(f"{name}: no rows")
+            tensors[name] = tensor
+
+    add(inputs, "input")
+    if eval_inputs is not None:
+        add(eval_inputs, "eval_input")
+    save_file(tensors, path)
+    return path
+
+
+def _input_name(exported, k: int) -> str:
+    names = getattr(exported, "input_names", None) or []
+    return names[k] if k < len(names) else f"input {k}"
+
+
+def _describe_signature(signature, exported) -> str:
+    return ", ".join(f"{_input_name(exported, k)}: {list(s)} {d}"
+                     for k, (s, d) in enumerate(signature))
+
+
+# --------------------------------------------------------------------------
+# train
+# --------------------------------------------------------------------------
+
+@dataclass
+class TrainResult:
+    """A finished pipe-train run. Losses and lrs are per optimizer step
+    (index 0 = step 1); times in seconds."""
+
+    losses: List[float]
+    lrs: List[float]
+    times: List[float]            # seconds since training started, per step
+    throughputs: List[float]      # tokens or samples per second, per step
+    unit: str                     # "tok" or "samples"
+    eval_losses: List[Tuple[int, float]]  # (step, loss) of each evaluation
+    eval_loss: Optional[float]    # the last evaluation's
+    train_loss: Optional[float]   # summary: mean of the last 10 steps
+    items_per_second: Optional[float]  # summary throughput
+    wall_seconds: Optional[float]
+    compile_seconds: Optional[float]
+    weights_path: str
+    log_path: str
+    trace_path: Optional[str]
+    scheduled_path: Optional[str]
+    stdout: str
+    command: List[str]
+    log: List[dict] = field(default_factory=list)
+
+    @property
+    def step_times(self) -> List[float]:
+        """Measured wall time of each step: differences of `times` (so a
+        step followed by an evaluation includes it; `throughputs` are of
+        the training runs alone)."""
+        result, previous = [], 0.0
+        for time in self.times:
+            result.append(time - previous)
+            previous = time
+        return result
+
+    def weights(self) -> Dict[str, Any]:
+        """The trained params as numpy arrays, by IR name."""
+        from .safetensors import load_file
+        return load_file(self.weights_path)
+
+
+_FLOAT = r"([-+0-9.eE]+|nan|inf|-)"
+
+
+def _summary_value(text: str, pattern: str) -> Optional[float]:
+    match = re.search(pattern, text)
+    if not match:
+        return None
+    try:
+        value = float(match.group(1))
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def _number_text(value) -> str:
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def train(model, data, steps: int = 10, optimizer: str = "adamw",
+          lr: float = 1e-3, min_lr: float = 0.0, warmup: int = 0,
+          lr_schedule: str = "constant",
+          weight_decay: Optional[float] = None, momentum: float = 0.0,
+          dampening: float = 0.0, nesterov: bool = False,
+          beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
+          clip: float = 0.0, eval_data=None, eval_every: int = 0,
+          eval_batches: int = 0, devices: Optional[int] = None,
+          schedule: Optional[str] = None,
+          microbatches: Optional[int] = None,
+          partitioner: Optional[str] = None,
+          device_model: Optional[str] = None,
+          stages_per_device: Optional[int] = None,
+          recompute: Optional[bool] = None, trace: Union[bool, str] = False,
+          module=None, init_weights: Optional[str] = None,
+          opt_level: Optional[int] = None, extra_args: Sequence[str] = (),
+          workdir: Optional[str] = None, timeout: float = 600) -> TrainResult:
+    """Trains `model` with pipe-train and returns the losses and timings.
+
+    model: an `ExportedModel`, the path of a .mlir file, or a
+    `CompileResult` (its model and, unless given here, its devices,
+    schedule, micro-batches, partitioner, device model, stages per device
+    and recompute).
+    data: the path of a safetensors data file, or the input tensors
+    (`[N, <input shape>]` each, in the order of the exported function's
+    arguments: the model's inputs then the targets), written to
+    `workdir/data.safetensors`; micro-batch g (g = step * microbatches + m)
+    takes row g mod N. eval_data: the same for the evaluation split.
+    Optimizer, learning rate and clipping options are pipe-train's
+    (docs/trainer.md); weight_decay None = pipe-train's default (0.01 for
+    AdamW, 0 for SGD).
+    trace: True (or a path) writes the runtime's Chrome trace.
+    module: a torch.nn.Module whose parameters receive the trained weights
+    (`load_into`; names from the exported model, tied weights once).
+    opt_level: pipe-train's -O (None: its default, 3).
+
+    Raises ValueError for data that does not fit the exported model,
+    ToolError with pipe-train's message when it fails."""
+    workdir = _workdir(workdir)
+    defaults = dict(devices=1, schedule="1f1b", microbatches=4,
+                    partitioner=None, device_model=None, stages_per_device=1,
+                    recompute=False)
+    if isinstance(model, CompileResult):
+        defaults.update(model.options)
+    given = dict(devices=devices, schedule=schedule,
+                 microbatches=microbatches, partitioner=partitioner,
+                 device_model=device_model,
+                 stages_per_device=stages_per_device, recompute=recompute)
+    settings = {k: (given[k] if given[k] is not None else defaults[k])
+                for k in defaults}
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    if optimizer not in ("sgd", "adamw"):
+        raise ValueError(f"optimizer must be 'sgd' or 'adamw', not "
+                         f"{optimizer!r}")
+    source, exported = _model_source(model, workdir)
+
+    if isinstance(data, (str, os.PathLike)):
+        data_path = os.fspath(data)
+        if not os.path.isfile(data_path):
+            raise FileNotFoundError(f"no data file {data_path!r}")
+        if eval_data is not None:
+            raise ValueError("eval_data goes into the data file when data "
+                             "is a path (eval_input<k> tensors)")
+    else:
+        data_path = write_data(os.path.join(workdir, "data.safetensors"),
+                               data, eval_data, exported)
+
+    log_path = os.path.join(workdir, "log.jsonl")
+    weights_path = os.path.join(workdir, "weights.safetensors")
+    scheduled_path = os.path.join(workdir, "scheduled.mlir")
+    for path in (log_path, weights_path):
+        if os.path.exists(path):
+            os.remove(path)
+    trace_path = None
+    if trace:
+        trace_path = (os.path.join(workdir, "runtime_trace.json")
+                      if trace is True else os.fspath(trace))
+
+    args = [source, "--data", data_path, "--steps", str(steps),
+            "--devices", str(settings["devices"]),
+            "--schedule", settings["schedule"],
+            "--microbatches", str(settings["microbatches"]),
+            "--optimizer", optimizer, "--lr", _number_text(lr),
+            "--min-lr", _number_text(min_lr), "--warmup", str(warmup),
+            "--lr-schedule", lr_schedule,
+            "--beta1", _number_text(beta1), "--beta2", _number_text(beta2),
+            "--eps", _number_text(eps),
+            "--momentum", _number_text(momentum),
+            "--dampening", _number_text(dampening),
+            "--log-json", log_path, "--save-weights", weights_path,
+            "--emit-scheduled", scheduled_path]
+    if settings["partitioner"]:
+        args += ["--partitioner", settings["partitioner"]]
+    if settings["device_model"]:
+        args += ["--device-model", settings["device_model"]]
+    if settings["stages_per_device"] != 1:
+        args += ["--stages-per-device", str(settings["stages_per_device"])]
+    if settings["recompute"]:
+        args.append("--recompute")
+    if nesterov:
+        args.append("--nesterov")
+    if weight_decay is not None:
+        args += ["--weight-decay", _number_text(weight_decay)]
+    if clip:
+        args += ["--clip", _number_text(clip)]
+    if eval_every:
+        args += ["--eval-every", str(eval_every)]
+    if eval_batches:
+        args += ["--eval-batches", str(eval_batches)]
+    if init_weights:
+        args += ["--init-weights", os.fspath(init_weights)]
+    if trace_path:
+        args += ["--trace", trace_path]
+    if opt_level is not None:
+        args += ["-O", str(opt_level)]
+    args += list(extra_args)
+
+    tool = tools.find_tool("pipe-train")
+    stdout = tools.run_tool(tool, args, timeout=timeout)
+    log = []
+    if os.path.exists(log_path):
+        with open(log_path) as f:
+            log = [json.loads(line) for line in f if line.strip()]
+    unit = "tok"
+    throughputs = []
+    for entry in log:
+        if "samples_per_s" in entry:
+            unit = "samples"
+            throughputs.append(entry["samples_per_s"])
+        else:
+            throughputs.append(entry.get("tokens_per_s", float("nan")))
+    eval_losses = [(e["step"], e["eval_loss"]) for e in log
+                   if "eval_loss" in e]
+    eval_loss = _summary_value(stdout, r"eval loss: " + _FLOAT)
+    if eval_loss is None and eval_losses:
+        eval_loss = eval_losses[-1][1]
+    result = TrainResult(
+        losses=[e["loss"] for e in log], lrs=[e.get("lr") for e in log],
+        times=[e.get("time", float("nan")) for e in log],
+        throughputs=throughputs, unit=unit, eval_losses=eval_losses,
+        eval_loss=eval_loss,
+        train_loss=_summary_value(stdout, r"train loss \(mean of last \d+\)"
+                                  r": " + _FLOAT),
+        items_per_second=_summary_value(stdout, r"throughput: " + _FLOAT),
+        wall_seconds=(log[-1]["time"] if log and "time" in log[-1] else
+                      _summary_value(stdout, r"wall time " + _FLOAT)),
+        compile_seconds=_summary_value(stdout, r"compiled in " + _FLOAT),
+        weights_path=weights_path, log_path=log_path, trace_path=trace_path,
+        scheduled_path=scheduled_path, stdout=stdout,
+        command=[tool] + args, log=log)
+    if module is not None:
+        load_into(module, weights_path, exported)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Weights back into PyTorch
+# --------------------------------------------------------------------------
+
+def load_into(module, weights, exported=None, strict: bool = True):
+    """Copies trained weights into a torch module's parameters, in place.
+
+    weights: a safetensors path (pipe-train --save-weights, pipe-runner
+    --save, a trainer checkpoint: optimizer state tensors are ignored) or a
+    dict name -> array. Names are the IR's param names: the PyTorch
+    parameter names made identifiers the way --pipe-lift-params does
+    (`0.weight` -> `p0.weight`); `exported` gives the exact mapping. A tied
+    parameter (one nn.Parameter under several names) is stored once, under
+    its first name, and loaded once.
+
+    strict: every parameter must be found (else ValueError listing the
+    missing ones). A shape mismatch is always a ValueError. Returns the
+    list of torch parameter names loaded."""
+    import torch
+    if isinstance(weights, (str, os.PathLike)):
+        from .safetensors import load_file
+        weights = load_file(os.fspath(weights))
+    keys: Dict[str, str] = {}  # torch name -> IR key
+    if exported is not None:
+        keys = {p.name: p.key for p in exported.params}
+    else:
+        from .export.exporter import sanitize_name
+        keys = {name: sanitize_name(name)
+                for name, _ in module.named_parameters()}
+    loaded, missing = [], []
+    with torch.no_grad():
+        for name, param in module.named_parameters():  # tied: first name
+            key = keys.get(name)
+            if key is None or key not in weights:
+                missing.append(f"{name} (as {key or sanitize_key(name)})")
+                continue
+            value = torch.as_tensor(weights[key])
+            if tuple(value.shape) != tuple(param.shape):
+                raise ValueError(f"weights: '{key}' has shape "
+                                 f"{list(value.shape)}, parameter '{name}' "
+                                 f"has {list(param.shape)}")
+            param.copy_(value.to(param.dtype))
+            loaded.append(name)
+    if missing and strict:
+        raise ValueError("weights lack parameters: " + ", ".join(missing))
+    return loaded
+
+
+def sanitize_key(name: str) -> str:
+    from .export.exporter import sanitize_name
+    return sanitize_name(name)
