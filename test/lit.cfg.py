@@ -28,6 +28,10 @@ tools.extend(["pipe-compile", "pipe-runner"])
 tool_dirs.append(os.path.join(config.pipe_obj_root, "tools", "pipe-runner"))
 tools.extend(["pipe-compile", "pipe-runner"])
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# The CUDA back end (--pipe-host-to-cuda) runs ptxas at compile time; its
+# tests need the toolkit (not a GPU): `REQUIRES: cuda-toolkit`.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda-toolkit")
 # MLIR's runtime support libraries for mlir-runner (next to the LLVM tools).
 config.substitutions.append(
     ("%mlir_runner_libs",

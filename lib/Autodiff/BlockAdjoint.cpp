@@ -477,7 +477,8 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
   if (inputPart && weightPart) {
     fusedPart = cast<BlockOp>(full->clone());
     Block &body = fusedPart.getBody().front();
-    setReturn(fusedPart, SmallVector<Value>(body.getTerminator()->getOperands()));
+    setReturn(fusedPart,
+              SmallVector<Value>(body.getTerminator()->getOperands()));
     eraseDeadOps(body);
     parts.push_back(fusedPart);
   }

@@ -3,6 +3,8 @@
 // The pipe_rt_act_* entry points that generated device programs call, the
 // allocation hooks of the lowered block code, and pipe_rt_session_run's
 // driver. See "Executing programs" in docs/runtime.md for the semantics.
+// Device buffers are only touched through the run's DeviceMemory
+// (Backend.h): the simulated devices' arenas here, a GPU in PipeRuntimeCUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <unordered_map>
@@ -36,6 +39,112 @@ std::string format(const char *fmt, ...) {
   return buf;
 }
 
+void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
+                 const int64_t *strides, size_t es) {
+  size_t rank = shape.size();
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (numel == 0)
+    return;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < numel; ++n) {
+    int64_t off = 0;
+    for (size_t i = 0; i < rank; ++i)
+      off += idx[i] * strides[i];
+    std::memcpy(dst + n * es, src + off * int64_t(es), es);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < shape[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The default DeviceMemory: the simulated devices' arenas
+//===----------------------------------------------------------------------===//
+
+/// `staged`: behaves like a device the host cannot address (every access
+/// through copies, sends by reference, hooks in host memory), to test the
+/// executor's GPU paths without a GPU (PIPE_RT_BACKEND=staged).
+class HostMemory final : public DeviceMemory {
+public:
+  HostMemory(pipe_rt_devices *devs, bool staged) : devs(devs), staged(staged) {}
+  bool hostAccessible() const override { return !staged; }
+  bool hookAllocsOnDevice() const override { return !staged; }
+  int alloc(int device, uint64_t bytes, const char *what, void **out,
+            std::string &error) override {
+    int st = pipe_rt_alloc(devs, device, bytes, what, out);
+    if (st != PIPE_RT_OK)
+      error = pipe_rt_last_error(devs);
+    return st;
+  }
+  void free(int device, void *ptr) override { pipe_rt_free(devs, device, ptr); }
+  void usage(int device, uint64_t *inUse, uint64_t *peak) override {
+    pipe_rt_device_memory(devs, device, inUse, peak);
+  }
+  int copy(int, Lane, void *dst, const void *src, uint64_t bytes,
+           std::string &) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return PIPE_RT_OK;
+  }
+  int copyPeer(int, void *dst, int, const void *src, uint64_t bytes,
+               std::string &) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return PIPE_RT_OK;
+  }
+  int zero(int, Lane, void *ptr, uint64_t bytes, std::string &) override {
+    if (bytes)
+      std::memset(ptr, 0, bytes);
+    return PIPE_RT_OK;
+  }
+  int add(int, Lane, void *dst, const void *src, bool f64, int64_t n,
+          std::string &) override {
+    if (f64) {
+      auto *d = static_cast<double *>(dst);
+      auto *s = static_cast<const double *>(src);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] += s[i];
+    } else {
+      auto *d = static_cast<float *>(dst);
+      auto *s = static_cast<const float *>(src);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] += s[i];
+    }
+    return PIPE_RT_OK;
+  }
+  int gather(int, void *dst, const void *src, const std::vector<int64_t> &shape,
+             const int64_t *strides, size_t elemSize, std::string &) override {
+    copyStrided(static_cast<char *>(dst), static_cast<const char *>(src), shape,
+                strides, elemSize);
+    return PIPE_RT_OK;
+  }
+  void *allocHost(uint64_t bytes) override { return hostAlloc(bytes); }
+  void freeHost(void *ptr) override { hostFree(ptr); }
+
+private:
+  pipe_rt_devices *devs;
+  bool staged;
+};
+
+class HostBackend final : public Backend {
+public:
+  explicit HostBackend(bool staged) : staged(staged) {}
+  const char *name() const override { return staged ? "staged" : "host"; }
+  bool usesArenas() const override { return true; }
+  int createMemory(pipe_rt_devices *devs, int, const uint64_t *, double,
+                   std::unique_ptr<DeviceMemory> &out, std::string &) override {
+    out = std::make_unique<HostMemory>(devs, staged);
+    return PIPE_RT_OK;
+  }
+
+private:
+  bool staged;
+};
+
 //===----------------------------------------------------------------------===//
 // Allocation hooks
 //===----------------------------------------------------------------------===//
@@ -47,33 +156,45 @@ struct CallScope {
   RunState *run;
   int device;
   const std::string *what;
-  std::set<void *> allocs;
+  std::set<void *> allocs;     // device memory
+  std::set<void *> hostAllocs; // host memory from the hooks
   std::string error;
+  int errorStatus = PIPE_RT_OUT_OF_MEMORY;
 };
 thread_local CallScope *tlsScope = nullptr;
 
-/// Host allocations made by the hooks (outside any device program, or as a
-/// stand-in after an arena overflow): pointer -> alignment.
+/// Host allocations made by the hooks (outside any device program, as a
+/// stand-in after an arena overflow, or always on a backend whose hooks
+/// allocate host memory): pointer -> alignment.
 std::mutex hookHostMu;
 std::unordered_map<void *, size_t> hookHostAllocs;
 
+void recordScopeError(CallScope *scope, int status, const std::string &msg) {
+  if (scope->error.empty()) {
+    scope->error = msg;
+    scope->errorStatus = status;
+  }
+}
+
 void *hookAlloc(size_t bytes, size_t alignment) {
-  if (CallScope *scope = tlsScope) {
+  CallScope *scope = tlsScope;
+  if (scope && scope->run->memory->hookAllocsOnDevice()) {
     void *p = nullptr;
     if (alignment <= 64) {
-      int st = pipe_rt_alloc(scope->run->devs, scope->device, bytes,
-                             scope->what->c_str(), &p);
+      std::string error;
+      int st = scope->run->memory->alloc(scope->device, bytes,
+                                         scope->what->c_str(), &p, error);
       if (st == PIPE_RT_OK) {
         scope->allocs.insert(p);
         return p;
       }
       // The hook cannot fail: record the error for the action and hand out
       // host memory so the block function can finish.
-      if (scope->error.empty())
-        scope->error = pipe_rt_last_error(scope->run->devs);
-    } else if (scope->error.empty()) {
-      scope->error = format("%s: alignment %zu unsupported",
-                            scope->what->c_str(), alignment);
+      recordScopeError(scope, st, error);
+    } else {
+      recordScopeError(scope, PIPE_RT_OUT_OF_MEMORY,
+                       format("%s: alignment %zu unsupported",
+                              scope->what->c_str(), alignment));
     }
   }
   alignment = std::max<size_t>(alignment, 64);
@@ -83,6 +204,8 @@ void *hookAlloc(size_t bytes, size_t alignment) {
     std::lock_guard<std::mutex> lock(hookHostMu);
     hookHostAllocs.emplace(p, alignment);
   }
+  if (p && scope)
+    scope->hostAllocs.insert(p);
   return p;
 }
 
@@ -95,12 +218,14 @@ void hookFree(void *p) {
     if (it != hookHostAllocs.end()) {
       ::operator delete(p, std::align_val_t(it->second));
       hookHostAllocs.erase(it);
+      if (tlsScope)
+        tlsScope->hostAllocs.erase(p);
       return;
     }
   }
   if (CallScope *scope = tlsScope) {
-    scope->allocs.erase(p);
-    pipe_rt_free(scope->run->devs, scope->device, p);
+    if (scope->allocs.erase(p))
+      scope->run->memory->free(scope->device, p);
   }
   // Otherwise: an arena pointer freed outside a block call, which generated
   // code never does; the arena frees it with the run.
@@ -116,6 +241,52 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
 void _mlir_memref_to_llvm_free(void *ptr) { hookFree(ptr); }
 }
 
+std::shared_ptr<Backend> pipe_rt::hostBackend() {
+  static std::shared_ptr<Backend> backend = [] {
+    const char *env = std::getenv("PIPE_RT_BACKEND");
+    return env && !std::strcmp(env, "staged")
+               ? stagedBackend()
+               : std::make_shared<HostBackend>(false);
+  }();
+  return backend;
+}
+
+std::shared_ptr<Backend> pipe_rt::stagedBackend() {
+  static std::shared_ptr<Backend> backend = std::make_shared<HostBackend>(true);
+  return backend;
+}
+
+int pipe_rt::callScopeDevice() { return tlsScope ? tlsScope->device : -1; }
+
+void *pipe_rt::callScopeAlloc(size_t bytes) {
+  CallScope *scope = tlsScope;
+  if (!scope)
+    return nullptr;
+  void *p = nullptr;
+  std::string error;
+  int st = scope->run->memory->alloc(scope->device, bytes, scope->what->c_str(),
+                                     &p, error);
+  if (st != PIPE_RT_OK) {
+    recordScopeError(scope, st, error);
+    return nullptr;
+  }
+  scope->allocs.insert(p);
+  return p;
+}
+
+bool pipe_rt::callScopeFree(void *ptr) {
+  CallScope *scope = tlsScope;
+  if (!scope || !scope->allocs.erase(ptr))
+    return false;
+  scope->run->memory->free(scope->device, ptr);
+  return true;
+}
+
+void pipe_rt::callScopeError(int status, const std::string &message) {
+  if (CallScope *scope = tlsScope)
+    recordScopeError(scope, status, *scope->what + ": " + message);
+}
+
 //===----------------------------------------------------------------------===//
 // Buffers, job queues, run state
 //===----------------------------------------------------------------------===//
@@ -124,9 +295,9 @@ Buffer::~Buffer() {
   if (!data)
     return;
   if (device >= 0)
-    pipe_rt_free(run->devs, device, data);
+    run->memory->free(device, data);
   else
-    hostFree(data);
+    run->memory->freeHost(data);
 }
 
 int pipe_rt::allocBuffer(RunState &run, int d, uint64_t bytes,
@@ -136,18 +307,16 @@ int pipe_rt::allocBuffer(RunState &run, int d, uint64_t bytes,
   b->run = &run;
   b->bytes = bytes;
   if (d < 0) {
-    b->data = hostAlloc(bytes);
+    b->data = run.memory->allocHost(bytes);
     if (!b->data) {
       error = format("%s: host out of memory (%llu bytes)", what,
                      (unsigned long long)bytes);
       return PIPE_RT_OUT_OF_MEMORY;
     }
   } else {
-    int st = pipe_rt_alloc(run.devs, d, bytes, what, &b->data);
-    if (st != PIPE_RT_OK) {
-      error = pipe_rt_last_error(run.devs);
+    int st = run.memory->alloc(d, bytes, what, &b->data, error);
+    if (st != PIPE_RT_OK)
       return st;
-    }
     b->device = d;
   }
   out = std::move(b);
@@ -209,6 +378,9 @@ RunState::~RunState() {
   }
   devices.clear();
   reduces.clear();
+  inFlight.clear();
+  // Buffers are gone: the memory (which may hold the arenas) goes next.
+  memory.reset();
   if (devs)
     pipe_rt_devices_destroy(devs);
 }
@@ -246,6 +418,7 @@ struct pipe_rt::PendingToken {
   /// Runs on the device thread once the transfer/job succeeded.
   std::function<int(std::string &)> onDone;
   BufferPtr keepAlive; // a recv's target buffer
+  std::shared_ptr<uint64_t> inFlightId; // a by-reference recv's target
   std::string what;
   double start = 0;
   int link = -1;
@@ -310,41 +483,14 @@ int checkAction(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
   return PIPE_RT_OK;
 }
 
-void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
-                 const int64_t *strides, size_t es) {
-  size_t rank = shape.size();
-  int64_t numel = 1;
-  for (int64_t d : shape)
-    numel *= d;
-  if (numel == 0)
-    return;
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t n = 0; n < numel; ++n) {
-    int64_t off = 0;
-    for (size_t i = 0; i < rank; ++i)
-      off += idx[i] * strides[i];
-    std::memcpy(dst + n * es, src + off * int64_t(es), es);
-    for (size_t i = rank; i-- > 0;) {
-      if (++idx[i] < shape[i])
-        break;
-      idx[i] = 0;
-    }
-  }
-}
-
-/// dst += src elementwise for float types; other types are left alone.
-void addInto(Buffer &dst, const Buffer &src, const TypeInfo &t) {
-  if (t.dtype == DType::F32) {
-    auto *d = static_cast<float *>(dst.data);
-    auto *s = static_cast<const float *>(src.data);
-    for (int64_t i = 0; i < t.numel; ++i)
-      d[i] += s[i];
-  } else if (t.dtype == DType::F64) {
-    auto *d = static_cast<double *>(dst.data);
-    auto *s = static_cast<const double *>(src.data);
-    for (int64_t i = 0; i < t.numel; ++i)
-      d[i] += s[i];
-  }
+/// dst += src elementwise for float types (both on `dst`'s device); other
+/// types are left alone.
+int addInto(Buffer &dst, const Buffer &src, const TypeInfo &t,
+            std::string &error) {
+  if (t.dtype != DType::F32 && t.dtype != DType::F64)
+    return PIPE_RT_OK;
+  return dst.run->memory->add(dst.device, Lane::Compute, dst.data, src.data,
+                              t.dtype == DType::F64, t.numel, error);
 }
 
 int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
@@ -352,10 +498,35 @@ int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
   std::string error;
   int st = allocBuffer(*ctx->run, ctx->device, t.bytes(), what.c_str(), out,
                        error);
+  if (st == PIPE_RT_OK)
+    st = ctx->run->memory->zero(ctx->device, Lane::Compute, out->data,
+                                t.bytes(), error);
   if (st != PIPE_RT_OK)
     return fail(ctx, st, what + ": " + error);
-  std::memset(out->data, 0, t.bytes());
   return PIPE_RT_OK;
+}
+
+/// Copies host bytes into a device buffer (or the reverse) on `lane`.
+int toDevice(RunState &run, Lane lane, Buffer &dst, const void *src,
+             uint64_t bytes, std::string &error) {
+  return run.memory->copy(dst.device, lane, dst.data, src, bytes, error);
+}
+int toHost(RunState &run, Lane lane, void *dst, const Buffer &src,
+           uint64_t bytes, std::string &error) {
+  return run.memory->copy(src.device, lane, dst, src.data, bytes, error);
+}
+
+/// The bytes of a buffer as host memory: the buffer itself when the host
+/// can read it, else a copy in `staging`.
+const unsigned char *hostView(RunState &run, Lane lane, const Buffer &b,
+                              std::vector<unsigned char> &staging,
+                              std::string &error, int &status) {
+  status = PIPE_RT_OK;
+  if (b.device < 0 || run.memory->hostAccessible())
+    return static_cast<const unsigned char *>(b.data);
+  staging.resize(b.bytes);
+  status = toHost(run, lane, staging.data(), b, b.bytes, error);
+  return staging.data();
 }
 
 /// Calls block function `fid` with `args`; fills `results` with buffers the
@@ -391,14 +562,18 @@ int callBlock(pipe_rt_device_ctx *ctx, int fid,
   argv[0] = words ? res.data() : nullptr;
 
   std::string label = what + " (" + f.symbol + ")";
-  CallScope scope{&run, ctx->device, &label, {}, {}};
+  CallScope scope{&run, ctx->device, &label, {}, {}, {}};
+  run.memory->beginCall(ctx->device);
   tlsScope = &scope;
   fn(argv.data());
   tlsScope = nullptr;
+  std::string error;
+  // Waits for the device work the block queued (a GPU's kernels).
+  int status = run.memory->endCall(ctx->device, error);
+  if (status != PIPE_RT_OK)
+    error = label + ": " + error;
 
   results.clear();
-  int status = PIPE_RT_OK;
-  std::string error;
   size_t o = 0;
   for (size_t j = 0; j < f.results.size(); ++j) {
     const TypeInfo &t = m.types[f.results[j]];
@@ -438,15 +613,18 @@ int callBlock(pipe_rt_device_ctx *ctx, int fid,
     BufferPtr b;
     status = allocBuffer(run, ctx->device, t.bytes(), label.c_str(), b, error);
     if (status == PIPE_RT_OK)
-      copyStrided(static_cast<char *>(b->data), aligned + offset * t.elemSize,
-                  t.shape, strides, t.elemSize);
+      status = run.memory->gather(ctx->device, b->data,
+                                  aligned + offset * t.elemSize, t.shape,
+                                  strides, t.elemSize, error);
     results.push_back(std::move(b));
   }
   // Temporaries the block did not free (and results it aliased).
   for (void *p : scope.allocs)
-    pipe_rt_free(run.devs, ctx->device, p);
+    run.memory->free(ctx->device, p);
+  for (void *p : std::set<void *>(scope.hostAllocs))
+    hookFree(p);
   if (!scope.error.empty())
-    return fail(ctx, PIPE_RT_OUT_OF_MEMORY, what + ": " + scope.error);
+    return fail(ctx, scope.errorStatus, what + ": " + scope.error);
   if (status != PIPE_RT_OK)
     return fail(ctx, status, what + ": " + error);
   return PIPE_RT_OK;
@@ -538,7 +716,8 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
           if (!src)
             return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                         what + format(": graph input %d is null", k));
-          std::memcpy(b->data, src, t.bytes());
+          if (int st = toDevice(run, Lane::Compute, *b, src, t.bytes(), error))
+            return fail(ctx, st, what + ": graph input: " + error);
         } else {
           std::lock_guard<std::mutex> lock(ds.mu);
           auto v = ds.values.find(std::make_tuple(vid, step, mb));
@@ -585,17 +764,20 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         if (vid != m.lossValue)
           continue;
         size_t idx = size_t(step) * run.schedule->microbatches + mb;
-        run.losses[idx] = *static_cast<const float *>(locals[vid]->data);
+        std::string error;
+        if (int st = toHost(run, Lane::Compute, &run.losses[idx],
+                            *locals[vid], 4, error))
+          return fail(ctx, st, what + ": reading the loss: " + error);
         run.lossSeen[idx] = true;
         if (run.schedule->forwardOnly)
           continue;
         BufferPtr seed;
-        std::string error;
         if (int st = allocBuffer(run, ctx->device, 4, "loss seed", seed,
                                  error))
           return fail(ctx, st, what + ": " + error);
-        *static_cast<float *>(seed->data) =
-            float(m.lossSeed / run.schedule->microbatches);
+        float seedValue = float(m.lossSeed / run.schedule->microbatches);
+        if (int st = toDevice(run, Lane::Compute, *seed, &seedValue, 4, error))
+          return fail(ctx, st, what + ": loss seed: " + error);
         ds.cotangents[std::make_tuple(vid, step, mb, -1)] = seed;
       }
   }
@@ -605,11 +787,13 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
 }
 
 /// Adds `b` into a gradient/cotangent slot (adopting it when empty).
-void accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t) {
-  if (!slot)
+int accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t,
+               std::string &error) {
+  if (!slot) {
     slot = std::move(b);
-  else
-    addInto(*slot, *b, t);
+    return PIPE_RT_OK;
+  }
+  return addInto(*slot, *b, t, error);
 }
 
 int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
@@ -689,10 +873,12 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
         sr.weightDone = true;
         for (size_t j = 0; j < r.diffParams.size(); ++j) {
           int pid = r.params[r.diffParams[j]];
+          std::string error;
           if (m.params[pid].trainable)
-            accumulate(ds.grads[{pid, step}],
-                       results[r.diffInputs.size() + j],
-                       m.types[m.params[pid].type]);
+            if (int st = accumulate(ds.grads[{pid, step}],
+                                    results[r.diffInputs.size() + j],
+                                    m.types[m.params[pid].type], error))
+              return fail(ctx, st, what + ": " + error);
         }
       }
       for (size_t j = 0; j < r.diffInputs.size(); ++j) {
@@ -703,8 +889,11 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
         int tag = producer >= 0 && m.stages[producer].device == ctx->device
                       ? -1
                       : sid;
-        accumulate(ds.cotangents[std::make_tuple(vid, step, mb, tag)],
-                   results[j], valueType(m, vid));
+        std::string error;
+        if (int st =
+                accumulate(ds.cotangents[std::make_tuple(vid, step, mb, tag)],
+                           results[j], valueType(m, vid), error))
+          return fail(ctx, st, what + ": " + error);
       }
     }
     stash->inputDone = true;
@@ -730,8 +919,10 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
       int pid = r.params[r.diffParams[j]];
       if (!m.params[pid].trainable)
         continue;
-      accumulate(ds.grads[{pid, step}], results[j],
-                 m.types[m.params[pid].type]);
+      std::string error;
+      if (int st = accumulate(ds.grads[{pid, step}], results[j],
+                              m.types[m.params[pid].type], error))
+        return fail(ctx, st, what + ": " + error);
     }
   }
   std::lock_guard<std::mutex> lock(ds.mu);
@@ -796,7 +987,13 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
       // Each param counted once: by the lowest device holding it.
       if (key.second != step || *run.holders[key.first].begin() != ctx->device)
         continue;
-      const float *p = static_cast<const float *>(g->data);
+      std::vector<unsigned char> staging;
+      std::string error;
+      int st;
+      const float *p = reinterpret_cast<const float *>(
+          hostView(run, Lane::Compute, *g, staging, error, st));
+      if (st != PIPE_RT_OK)
+        return fail(ctx, st, what + ": " + error);
       int64_t n = run.m->types[run.m->params[key.first].type].numel;
       for (int64_t i = 0; i < n; ++i)
         local += double(p[i]) * p[i];
@@ -925,13 +1122,17 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
   DeviceState &ds = deviceOf(ctx);
   std::vector<unsigned char> payload;
+  // By reference: the buffers themselves (null: zeros), the payload being
+  // their id in run.inFlight.
+  std::vector<BufferPtr> refs;
   {
     std::lock_guard<std::mutex> compute(ds.computeMu);
     std::lock_guard<std::mutex> lock(ds.mu);
     for (int vid : edge->second) {
       const TypeInfo &t = valueType(m, vid);
       size_t at = payload.size();
-      payload.resize(at + t.bytes(), 0);
+      if (!run.byReference)
+        payload.resize(at + t.bytes(), 0);
       if (kind == 0) {
         auto v = ds.values.find(std::make_tuple(vid, step, mb));
         if (v == ds.values.end())
@@ -939,18 +1140,33 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
                        what + format(": value %d not computed (missing "
                                      "forward?)",
                                      vid));
-        std::memcpy(payload.data() + at, v->second.first->data, t.bytes());
+        if (run.byReference)
+          refs.push_back(v->second.first);
+        else
+          std::memcpy(payload.data() + at, v->second.first->data, t.bytes());
         if (--v->second.second <= 0)
           ds.values.erase(v);
       } else {
         auto c = ds.cotangents.find(std::make_tuple(vid, step, mb, src));
+        if (run.byReference)
+          refs.push_back(c != ds.cotangents.end() && t.isFloat() ? c->second
+                                                                 : nullptr);
         if (c == ds.cotangents.end())
           continue; // no cotangent: zeros
-        if (t.isFloat())
+        if (t.isFloat() && !run.byReference)
           std::memcpy(payload.data() + at, c->second->data, t.bytes());
         ds.cotangents.erase(c);
       }
     }
+  }
+  if (run.byReference) {
+    // Values are never written once published, and a sent cotangent left
+    // the store: the receiver may read the buffers until it copied them.
+    std::lock_guard<std::mutex> lock(run.inFlightMu);
+    uint64_t id = run.nextInFlight++;
+    run.inFlight[id] = {ctx->device, std::move(refs)};
+    payload.resize(sizeof(id));
+    std::memcpy(payload.data(), &id, sizeof(id));
   }
   pipe_rt_channel_key key{kind, src, dst, mb, step};
   auto t = std::make_shared<PendingToken>();
@@ -991,43 +1207,81 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
   t->what = what;
   t->start = run.now();
   std::string error;
-  if (int st = allocBuffer(run, ctx->device, total, what.c_str(), t->keepAlive,
-                           error))
-    return -fail(ctx, st, what + ": " + error);
+  void *target;
+  if (run.byReference) {
+    t->inFlightId = std::make_shared<uint64_t>(0);
+    target = t->inFlightId.get();
+    total = sizeof(uint64_t);
+  } else {
+    if (int st = allocBuffer(run, ctx->device, total, what.c_str(),
+                             t->keepAlive, error))
+      return -fail(ctx, st, what + ": " + error);
+    target = t->keepAlive->data;
+  }
   pipe_rt_channel_key key{kind, src, dst, mb, step};
-  int st = pipe_rt_recv(run.devs, ctx->device, &key, t->keepAlive->data,
-                        total, &t->channel);
+  int st = pipe_rt_recv(run.devs, ctx->device, &key, target, total,
+                        &t->channel);
   if (st != PIPE_RT_OK)
     return -fail(ctx, st, what + ": " + pipe_rt_last_error(run.devs));
   int device = ctx->device;
   const std::vector<int> *values = &edge->second;
   BufferPtr buffer = t->keepAlive;
+  std::shared_ptr<uint64_t> inFlightId = t->inFlightId;
   RunState *runp = &run;
-  t->onDone = [runp, device, values, buffer, kind, mb, step,
+  t->onDone = [runp, device, values, buffer, inFlightId, kind, mb, step,
                what](std::string &error) {
     RunState &run = *runp;
     const Manifest &m = *run.m;
     DeviceState &ds = *run.devices[device];
     std::lock_guard<std::mutex> compute(ds.computeMu);
+    int srcDevice = -1;
+    std::vector<BufferPtr> refs;
+    if (inFlightId) {
+      std::lock_guard<std::mutex> lock(run.inFlightMu);
+      auto it = run.inFlight.find(*inFlightId);
+      if (it == run.inFlight.end() ||
+          it->second.second.size() != values->size()) {
+        error = "the sender's buffers are gone (size mismatch?)";
+        return int(PIPE_RT_SIZE_MISMATCH);
+      }
+      srcDevice = it->second.first;
+      refs = std::move(it->second.second);
+      run.inFlight.erase(it);
+    }
     uint64_t at = 0;
-    for (int vid : *values) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      int vid = (*values)[i];
       const TypeInfo &t = valueType(m, vid);
-      const char *src = static_cast<const char *>(buffer->data) + at;
+      const char *src =
+          buffer ? static_cast<const char *>(buffer->data) + at : nullptr;
       at += t.bytes();
       if (kind == 1 && !t.isFloat())
         continue;
       BufferPtr b;
       if (int st = allocBuffer(run, device, t.bytes(), what.c_str(), b, error))
         return st;
-      std::memcpy(b->data, src, t.bytes());
+      int st = PIPE_RT_OK;
+      if (!inFlightId)
+        std::memcpy(b->data, src, t.bytes());
+      else if (!refs[i])
+        st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(),
+                              error);
+      else
+        st = run.memory->copyPeer(device, b->data, srcDevice, refs[i]->data,
+                                  t.bytes(), error);
+      if (st != PIPE_RT_OK)
+        return st;
+      refs.empty() ? void() : refs[i].reset();
       std::lock_guard<std::mutex> lock(ds.mu);
       if (kind == 0) {
         auto &slot = ds.values[std::make_tuple(vid, step, mb)];
         if (!slot.first)
           slot.first = b;
         ++slot.second;
-      } else {
-        accumulate(ds.cotangents[std::make_tuple(vid, step, mb, -1)], b, t);
+      } else if (int st = accumulate(
+                     ds.cotangents[std::make_tuple(vid, step, mb, -1)], b, t,
+                     error)) {
+        return st;
       }
     }
     return int(PIPE_RT_OK);
@@ -1141,22 +1395,26 @@ int moveStash(RunState *run, int device, int stage, int mb, int step,
     if ((b->device < 0) == toHost)
       continue;
     void *dst = nullptr;
+    DeviceMemory &mem = *run->memory;
     if (toHost) {
-      dst = hostAlloc(b->bytes);
+      dst = mem.allocHost(b->bytes);
       if (!dst) {
         error = "host out of memory";
         return PIPE_RT_OUT_OF_MEMORY;
       }
-    } else if (int st = pipe_rt_alloc(run->devs, device, b->bytes,
-                                      "prefetched activation", &dst)) {
-      error = pipe_rt_last_error(run->devs);
+    } else if (int st = mem.alloc(device, b->bytes, "prefetched activation",
+                                  &dst, error)) {
       return st;
     }
-    std::memcpy(dst, b->data, b->bytes);
+    if (int st = mem.copy(device, toHost ? Lane::D2H : Lane::H2D, dst, b->data,
+                          b->bytes, error)) {
+      toHost ? mem.freeHost(dst) : mem.free(device, dst);
+      return st;
+    }
     if (toHost)
-      pipe_rt_free(run->devs, device, b->data);
+      mem.free(device, b->data);
     else
-      hostFree(b->data);
+      mem.freeHost(b->data);
     b->data = dst;
     b->device = toHost ? -1 : device;
   }
@@ -1215,7 +1473,9 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
                          std::lock_guard<std::mutex> lock(runp->psMu);
                          src = runp->psMaster[pid].data();
                        }
-                       std::memcpy(b->data, src, b->bytes);
+                       if (int st = toDevice(*runp, Lane::H2D, *b, src,
+                                             b->bytes, error))
+                         return st;
                      }
                      return int(PIPE_RT_OK);
                    });
@@ -1245,7 +1505,8 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
   RunState *runp = &run;
   JobQueue::JobPtr job;
   int64_t token = submitJob(ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
-                   [runp, grads](std::string &) {
+                   [runp, grads](std::string &error) {
+                     std::vector<unsigned char> staging;
                      for (auto &[pid, g] : grads) {
                        size_t n = g->bytes / 4;
                        std::vector<float> *acc;
@@ -1254,7 +1515,11 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
                          acc = &runp->psAccum[pid];
                        }
                        acc->resize(n, 0.0f);
-                       const float *src = static_cast<const float *>(g->data);
+                       int st;
+                       const float *src = reinterpret_cast<const float *>(
+                           hostView(*runp, Lane::D2H, *g, staging, error, st));
+                       if (st != PIPE_RT_OK)
+                         return st;
                        for (size_t i = 0; i < n; ++i)
                          (*acc)[i] += src[i];
                      }
@@ -1435,7 +1700,9 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
       if (int st = allocBuffer(run, ctx->device, t.bytes(), "weight version",
                                snap, error))
         return fail(ctx, st, what + ": " + error);
-      std::memcpy(snap->data, dp.value->data, t.bytes());
+      if (int st = run.memory->copy(ctx->device, Lane::Compute, snap->data,
+                                    dp.value->data, t.bytes(), error))
+        return fail(ctx, st, what + ": weight version: " + error);
       dp.versions[dp.updates] = snap;
     }
     ++dp.updates;
@@ -1446,13 +1713,28 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
     ds.grads.erase(g);
     lock.unlock();
     SessionParam &state = run.deviceOptState[ctx->device][pid];
-    pipe_rt_optim_update u =
-        makeUpdate(run.session, static_cast<float *>(dp.value->data), state,
-                   static_cast<const float *>(grad->data), size_t(t.numel),
-                   scale);
+    // The optimizer runs on the host (HostOptimizer.h): a device the host
+    // cannot address gets the param and gradient staged through host memory.
+    std::vector<unsigned char> paramStaging, gradStaging;
+    std::string error;
+    int st;
+    auto *value = const_cast<float *>(reinterpret_cast<const float *>(
+        hostView(run, Lane::Compute, *dp.value, paramStaging, error, st)));
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+    auto *gradValue = reinterpret_cast<const float *>(
+        hostView(run, Lane::Compute, *grad, gradStaging, error, st));
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+    pipe_rt_optim_update u = makeUpdate(run.session, value, state, gradValue,
+                                        size_t(t.numel), scale);
     if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
       return fail(ctx, st, what + ": the optimizer rejected the update of '" +
                                p.name + "' (bad hyper-parameters?)");
+    if (!paramStaging.empty())
+      if (int st = toDevice(run, Lane::Compute, *dp.value, value, t.bytes(),
+                            error))
+        return fail(ctx, st, what + ": " + error);
     ++state.step;
   }
   run.traceEvent(what.substr(what.find(':') + 2), "compute",
@@ -1497,9 +1779,24 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
         BufferPtr total;
         if (int st = zeros(ctx, t, what, total))
           return st;
-        for (auto &[d, g] : r.grads)
-          if (g)
-            addInto(*total, *g, t);
+        std::string error;
+        for (auto &[d, g] : r.grads) {
+          if (!g)
+            continue;
+          BufferPtr local = g;
+          if (g->device != ctx->device && !run.memory->hostAccessible()) {
+            // Another device's memory: copy it over first.
+            if (int st = allocBuffer(run, ctx->device, g->bytes, what.c_str(),
+                                     local, error))
+              return fail(ctx, st, what + ": " + error);
+            if (int st = run.memory->copyPeer(ctx->device, local->data,
+                                              g->device, g->data, g->bytes,
+                                              error))
+              return fail(ctx, st, what + ": " + error);
+          }
+          if (int st = addInto(*total, *local, t, error))
+            return fail(ctx, st, what + ": " + error);
+        }
         std::lock_guard<std::mutex> lock(ds.mu);
         ds.grads[{param, step}] = total;
         return int(PIPE_RT_OK);
@@ -1600,10 +1897,24 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                      : sched.capacity[d];
     caps[d] = c ? c : UINT64_MAX;
   }
-  run->devs = pipe_rt_devices_create(sched.devices, caps.data(),
-                                     session->options.watchdog_seconds);
+  std::shared_ptr<Backend> backend =
+      session->backend ? session->backend : hostBackend();
+  // A backend with its own memory gets the capacities; the simulated
+  // devices then only carry channels, threads and the watchdog.
+  std::vector<uint64_t> unlimited(sched.devices, UINT64_MAX);
+  run->devs = pipe_rt_devices_create(
+      sched.devices, backend->usesArenas() ? caps.data() : unlimited.data(),
+      session->options.watchdog_seconds);
   if (!run->devs)
     return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
+  {
+    std::string error;
+    if (int st = backend->createMemory(run->devs, sched.devices, caps.data(),
+                                       session->options.watchdog_seconds,
+                                       run->memory, error))
+      return runFail(st, std::string(backend->name()) + ": " + error);
+    run->byReference = !run->memory->hostAccessible();
+  }
   run->hostQueue = std::make_unique<JobQueue>();
   run->deviceOptState.resize(sched.devices);
   for (int d = 0; d < sched.devices; ++d) {
@@ -1628,7 +1939,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       if (int st = allocBuffer(*run, d, sp.value.size(), label.c_str(),
                                dp.value, error))
         return runFail(st, error);
-      std::memcpy(dp.value->data, sp.value.data(), sp.value.size());
+      if (int st = toDevice(*run, Lane::H2D, *dp.value, sp.value.data(),
+                            sp.value.size(), error))
+        return runFail(st, label + ": " + error);
       SessionParam &state = run->deviceOptState[d][int(p)];
       state.state0 = sp.state0;
       state.state1 = sp.state1;
@@ -1641,6 +1954,10 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       run->psStep[int(p)] = sp.step;
     }
   }
+  // The parameter server's masters are copied to devices by every ps.load:
+  // page-locked for the run where that makes the copies faster.
+  for (auto &[pid, master] : run->psMaster)
+    run->memory->registerHost(master.data(), master.size());
 
   int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
   // Let outstanding copies finish before looking at the results.
@@ -1649,9 +1966,11 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     ds->h2d.reset();
     ds->d2h.reset();
   }
+  for (auto &[pid, master] : run->psMaster)
+    run->memory->unregisterHost(master.data());
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d) {
     uint64_t peak = 0;
-    pipe_rt_device_memory(run->devs, d, nullptr, &peak);
+    run->memory->usage(d, nullptr, &peak);
     session->peak[d] = std::max(session->peak[d], peak);
   }
   if (status != PIPE_RT_OK)
@@ -1667,14 +1986,29 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                               int(i % sched.microbatches)));
 
   // Success: commit the params and optimizer state. Replicas must agree.
+  // Every device copy is read back first, so a failing copy commits nothing.
+  std::vector<std::vector<unsigned char>> finals(m.params.size());
   for (size_t p = 0; p < m.params.size(); ++p) {
     const std::set<int> &holders = run->holders[p];
     if (!holders.empty()) {
       int first = *holders.begin();
       const Buffer &v = *run->devices[first]->params[int(p)].value;
+      std::string error;
+      finals[p].resize(v.bytes);
+      if (int st = toHost(*run, Lane::D2H, finals[p].data(), v, v.bytes,
+                          error))
+        return runFail(st, "reading param '" + m.params[p].name +
+                               "' back: " + error);
       for (int d : holders) {
         const Buffer &o = *run->devices[d]->params[int(p)].value;
-        if (std::memcmp(v.data, o.data, v.bytes) != 0)
+        std::vector<unsigned char> staging;
+        int st;
+        const unsigned char *other =
+            hostView(*run, Lane::D2H, o, staging, error, st);
+        if (st != PIPE_RT_OK)
+          return runFail(st, "reading param '" + m.params[p].name +
+                                 "' back: " + error);
+        if (std::memcmp(finals[p].data(), other, v.bytes) != 0)
           return runFail(PIPE_RT_INVALID_ARGUMENT,
                          format("the copies of param '%s' on devices %d and "
                                 "%d differ (an update or reduce_grad missing "
@@ -1688,8 +2022,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     const std::set<int> &holders = run->holders[p];
     if (!holders.empty()) {
       int first = *holders.begin();
-      const Buffer &v = *run->devices[first]->params[int(p)].value;
-      std::memcpy(sp.value.data(), v.data, v.bytes);
+      sp.value.swap(finals[p]);
       SessionParam &state = run->deviceOptState[first][int(p)];
       sp.state0.swap(state.state0);
       sp.state1.swap(state.state1);

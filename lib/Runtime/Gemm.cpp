@@ -14,7 +14,13 @@
 #include <cstring>
 #include <vector>
 
+// PIPE_RT_NO_CBLAS: built without OpenBLAS (the standalone GPU-machine
+// build, see docs/cuda-runtime.md): every product takes the blocked loop.
+#ifndef PIPE_RT_NO_CBLAS
 #include <cblas.h>
+#else
+enum CBLAS_TRANSPOSE { CblasNoTrans, CblasTrans };
+#endif
 
 namespace {
 
@@ -96,10 +102,14 @@ extern "C" void pipe_rt_gemm_f32(const float *a, const float *b, float *c,
     const float *ai = a + i * aStrides[0];
     const float *bi = b + i * bStrides[0];
     float *ci = c + i * cStrides[0];
+#ifndef PIPE_RT_NO_CBLAS
     if (blas)
       cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ai,
                   int(lda), bi, int(ldb), 1.0f, ci, int(scm));
     else
+#else
+    (void)blas;
+#endif
       gemmLoop(ai, bi, ci, m, n, k, aStrides[1], aStrides[2], bStrides[1],
                bStrides[2], cStrides[1], cStrides[2]);
   }

@@ -41,7 +41,8 @@ public:
     char *end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
     if (s.empty() || *end || errno || (s[0] == '+') ||
-        (s.size() > 1 && s[0] == '0') || (s.size() > 2 && s.substr(0, 2) == "-0"))
+        (s.size() > 1 && s[0] == '0') ||
+        (s.size() > 2 && s.substr(0, 2) == "-0"))
       return fail(std::string("bad integer '") + s + "' for " + what);
     if (v < lo || v > hi)
       return fail(std::string(what) + " " + s + " out of range");
@@ -91,8 +92,10 @@ private:
 
 bool parseDType(const std::string &s, TypeInfo &t) {
   static const std::pair<const char *, std::pair<DType, size_t>> table[] = {
-      {"f32", {DType::F32, 4}}, {"f64", {DType::F64, 8}},
-      {"i64", {DType::I64, 8}}, {"i32", {DType::I32, 4}},
+      {"f32", {DType::F32, 4}},
+      {"f64", {DType::F64, 8}},
+      {"i64", {DType::I64, 8}},
+      {"i32", {DType::I32, 4}},
       {"i1", {DType::I1, 1}}};
   for (auto &[name, info] : table)
     if (s == name) {
@@ -107,8 +110,8 @@ bool parseDType(const std::string &s, TypeInfo &t) {
 /// earlier section. schedule/device/ps/owns interleave (one group per
 /// schedule).
 int sectionOf(const std::string &kind) {
-  static const char *order[] = {"type",  "param",    "value", "input",
-                                "loss",  "function", "run",   "fused",
+  static const char *order[] = {"type",  "param",    "value",   "input",
+                                "loss",  "function", "run",     "fused",
                                 "stage", "edge",     "schedule"};
   for (int i = 0; i < 11; ++i)
     if (kind == order[i])
@@ -274,14 +277,14 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
         fwdResults.push_back(typeOf(v));
       const FunctionInfo &fwd = m.functions[r.forward];
       if (fwd.args != fwdArgs)
-        return lp.fail("run '" + r.name + "': forward function '" +
-                       fwd.symbol + "' arguments do not match its params "
+        return lp.fail("run '" + r.name + "': forward function '" + fwd.symbol +
+                       "' arguments do not match its params "
                        "and inputs");
       if (fwd.results.size() != fwdResults.size() + size_t(r.numSaved) ||
           !std::equal(fwdResults.begin(), fwdResults.end(),
                       fwd.results.begin()))
-        return lp.fail("run '" + r.name + "': forward function '" +
-                       fwd.symbol + "' results do not match its outputs "
+        return lp.fail("run '" + r.name + "': forward function '" + fwd.symbol +
+                       "' results do not match its outputs "
                        "and nsaved");
       bwdArgs = fwdArgs;
       for (int idx : r.diffResults)
@@ -419,8 +422,10 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
   for (const ScheduleInfo &x : m.schedules)
     for (int d = 0; d < x.devices; ++d)
       if (x.programs[d].empty()) {
-        error = "manifest: schedule '" + x.name + "' has no program for "
-                "device " + std::to_string(d);
+        error = "manifest: schedule '" + x.name +
+                "' has no program for "
+                "device " +
+                std::to_string(d);
         return false;
       }
 
@@ -436,8 +441,7 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
     for (int r : m.stages[s].runs)
       for (int v : m.runs[r].outputs) {
         if (m.producer[v] >= 0 || m.inputIndex[v] >= 0) {
-          error = "manifest: value " + std::to_string(v) +
-                  " is produced twice";
+          error = "manifest: value " + std::to_string(v) + " is produced twice";
           return false;
         }
         m.producer[v] = int(s);

@@ -48,7 +48,7 @@ struct RunInfo {
   /// Type ids of the backward functions' arguments and of the two parts'
   /// results (checked against every backward function).
   std::vector<int> bwdArgs, bwdInputResults, bwdWeightResults;
-  std::vector<int> params, inputs, outputs; // param ids, value ids
+  std::vector<int> params, inputs, outputs;             // param ids, value ids
   std::vector<int> diffInputs, diffResults, diffParams; // indices
 };
 
@@ -63,9 +63,9 @@ struct ScheduleInfo {
   std::string name, kind;
   int devices = 1, microbatches = 1, steps = 1;
   bool forwardOnly = false;
-  std::vector<uint64_t> capacity;    // per device, 0 = unlimited
-  std::vector<std::string> programs; // per device symbol
-  std::vector<bool> psStage;         // per stage
+  std::vector<uint64_t> capacity;     // per device, 0 = unlimited
+  std::vector<std::string> programs;  // per device symbol
+  std::vector<bool> psStage;          // per stage
   std::vector<std::vector<int>> owns; // per stage: params its update updates
 };
 

@@ -27,8 +27,8 @@ struct Json {
   int64_t integer = 0;
   bool boolean = false;
   std::string string;
-  std::vector<Json> items;                            // Array
-  std::vector<std::pair<std::string, Json>> members;  // Object, in order
+  std::vector<Json> items;                           // Array
+  std::vector<std::pair<std::string, Json>> members; // Object, in order
 };
 
 class JsonParser {
@@ -84,12 +84,26 @@ private:
         return fail("unterminated escape");
       char e = *p++;
       switch (e) {
-      case '"': case '\\': case '/': out.push_back(e); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case '"':
+      case '\\':
+      case '/':
+        out.push_back(e);
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         unsigned cp = 0;
         if (!hex4(cp))
@@ -345,8 +359,7 @@ bool readSafetensors(const std::string &path, StFile &out, std::string &error) {
       else if (key == "data_offsets")
         offsets = &field;
     }
-    if (!dtype || dtype->kind != Json::String ||
-        !stDtypeSize(dtype->string))
+    if (!dtype || dtype->kind != Json::String || !stDtypeSize(dtype->string))
       return bad("tensor '" + name + "': missing or unknown dtype");
     t.dtype = dtype->string;
     if (!shape || shape->kind != Json::Array)
@@ -360,8 +373,8 @@ bool readSafetensors(const std::string &path, StFile &out, std::string &error) {
         return bad("tensor '" + name + "': shape overflows");
       numel *= uint64_t(d.integer);
     }
-    if (!offsets || offsets->kind != Json::Array || offsets->items.size() != 2 ||
-        offsets->items[0].kind != Json::Int ||
+    if (!offsets || offsets->kind != Json::Array ||
+        offsets->items.size() != 2 || offsets->items[0].kind != Json::Int ||
         offsets->items[1].kind != Json::Int)
       return bad("tensor '" + name + "': bad data_offsets");
     int64_t b = offsets->items[0].integer, e = offsets->items[1].integer;
@@ -427,8 +440,8 @@ bool writeSafetensors(const std::string &path,
   unsigned char len[8];
   for (int i = 0; i < 8; ++i)
     len[i] = (uint64_t(header.size()) >> (8 * i)) & 0xFF;
-  bool ok = writeFully(fd, len, 8) &&
-            writeFully(fd, header.data(), header.size());
+  bool ok =
+      writeFully(fd, len, 8) && writeFully(fd, header.data(), header.size());
   for (size_t i = 0; ok && i < tensors.size(); ++i)
     ok = writeFully(fd, tensors[i].data, sizes[i]);
   ok = ok && ::fsync(fd) == 0;
@@ -440,8 +453,8 @@ bool writeSafetensors(const std::string &path,
     return false;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = path + ": cannot rename the temporary file: " +
-            std::strerror(errno);
+    error =
+        path + ": cannot rename the temporary file: " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }

@@ -12,6 +12,7 @@
 #ifndef PIPE_RUNTIME_SESSION_H
 #define PIPE_RUNTIME_SESSION_H
 
+#include "Backend.h"
 #include "Manifest.h"
 
 #include "pipe/Runtime/Devices.h"
@@ -34,8 +35,9 @@ namespace pipe_rt {
 
 struct RunState;
 
-/// Storage of one tensor: in a device's arena (device >= 0) or in host
-/// memory (device == -1, e.g. offloaded activations).
+/// Storage of one tensor: in a device's memory (device >= 0) or in host
+/// memory from the run's DeviceMemory::allocHost (device == -1, e.g.
+/// offloaded activations).
 struct Buffer {
   RunState *run = nullptr;
   int device = -1;
@@ -153,6 +155,9 @@ struct pipe_rt_session {
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
   std::string error;
+  /// Where runs keep their buffers; null: the simulated devices (see
+  /// Backend.h; PipeRuntimeCUDA sets a GPU one).
+  std::shared_ptr<pipe_rt::Backend> backend;
   bool tracing = false;
   std::vector<pipe_rt::TraceEvent> trace;
   std::vector<std::pair<int, int>> traceLinks; // link index -> (from, to)
@@ -170,6 +175,14 @@ struct RunState {
   const ScheduleInfo *schedule = nullptr;
   int scheduleIndex = 0;
   pipe_rt_devices *devs = nullptr;
+  /// Every device buffer's bytes go through `memory` (Backend.h).
+  std::unique_ptr<DeviceMemory> memory;
+  /// !memory->hostAccessible(): sends carry buffers by reference (an id
+  /// into `inFlight`), the receiver copies them device to device.
+  bool byReference = false;
+  std::mutex inFlightMu;
+  std::map<uint64_t, std::pair<int, std::vector<BufferPtr>>> inFlight;
+  uint64_t nextInFlight = 1;
   std::vector<std::unique_ptr<DeviceState>> devices;
   std::vector<std::unique_ptr<pipe_rt_device_ctx>> ctxs;
   const void *const *inputs = nullptr;
@@ -223,7 +236,7 @@ struct RunState {
   int linkIndex(int from, int to);
 };
 
-/// Allocates `bytes` in device `d`'s arena (or host memory when d < 0).
+/// Allocates `bytes` in device `d`'s memory (or host memory when d < 0).
 int allocBuffer(RunState &run, int d, uint64_t bytes, const char *what,
                 BufferPtr &out, std::string &error);
 

@@ -16,6 +16,8 @@ extern "C" const char *pipe_rt_status_string(int status) {
     return "watchdog timeout";
   case PIPE_RT_ABORTED:
     return "aborted";
+  case PIPE_RT_DEVICE_ERROR:
+    return "device error";
   default:
     return "unknown status";
   }

@@ -42,10 +42,10 @@ static cl::opt<std::string>
                 cl::desc("Write the parameters' initial values here "
                          "(safetensors); required by pipe-runner"),
                 cl::value_desc("file"), cl::cat(compileCat));
-static cl::opt<uint64_t> deviceMemory(
-    "device-memory-bytes",
-    cl::desc("Arena capacity of each device (0 = unlimited)"), cl::init(0),
-    cl::cat(compileCat));
+static cl::opt<uint64_t>
+    deviceMemory("device-memory-bytes",
+                 cl::desc("Arena capacity of each device (0 = unlimited)"),
+                 cl::init(0), cl::cat(compileCat));
 static cl::opt<std::string>
     emitLLVM("emit-mlir",
              cl::desc("Also write the LLVM-dialect module to this file"),
@@ -58,8 +58,9 @@ int main(int argc, char **argv) {
   registerAllPasses();
   pipe::registerPipePasses();
   cl::HideUnrelatedOptions(compileCat);
-  cl::ParseCommandLineOptions(argc, argv, "pipe-compile: scheduled pipe IR "
-                                          "to a runtime artifact\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "pipe-compile: scheduled pipe IR "
+                              "to a runtime artifact\n");
   auto fail = [](const llvm::Twine &message) {
     llvm::WithColor::error(llvm::errs(), "pipe-compile") << message << "\n";
     return 1;
@@ -100,8 +101,7 @@ int main(int argc, char **argv) {
     module->print(out->os());
     out->keep();
   }
-  if (llvm::Error err =
-          pipe::writeSharedLibrary(*module, outputFile, optLevel))
+  if (llvm::Error err = pipe::writeSharedLibrary(*module, outputFile, optLevel))
     return fail(llvm::toString(std::move(err)));
   return 0;
 }

@@ -9,9 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Runtime/Blas.h"
 #include "pipe/Runtime/Program.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
+#ifdef PIPE_RUNNER_CUDA
+#include "pipe/Runtime/CUDA.h"
+#endif
 
 #include <cstdio>
 #include <dlfcn.h>
@@ -30,12 +34,39 @@ void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
 } // namespace
 
 int main(int argc, char **argv) {
+  pipe_rt_blas_configure(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
+#ifdef PIPE_RUNNER_CUDA
+  // pipe-runner-cuda: the session's devices are GPUs (docs/cuda-runtime.md)
+  // unless --cpu; --gpu-map=0,0,1 maps logical devices to GPU ordinals.
+  bool useGpu = true;
+  std::string deviceMap;
+  for (auto it = args.begin(); it != args.end();) {
+    if (*it == "--cpu") {
+      useGpu = false;
+      it = args.erase(it);
+    } else if (it->rfind("--gpu-map=", 0) == 0) {
+      deviceMap = it->substr(10);
+      it = args.erase(it);
+    } else {
+      ++it;
+    }
+  }
+#endif
   for (const std::string &a : args)
     if (a == "-h" || a == "--help") {
       std::printf("usage: pipe-runner ARTIFACT.so --weights W.safetensors "
                   "[options]\n\n%s\n",
                   pipe_rt::trainerFlagsUsage());
+#ifdef PIPE_RUNNER_CUDA
+      std::printf("GPUs (pipe-runner-cuda):\n"
+                  "  --gpu-map=M            GPU ordinal of each logical "
+                  "device, e.g. 0,0,1\n"
+                  "                         (default: device d on GPU d mod "
+                  "count)\n"
+                  "  --cpu                  run on the simulated devices "
+                  "instead\n");
+#endif
       return pipe_rt::ExitOk;
     }
   pipe_rt::TrainerFlags flags;
@@ -75,6 +106,13 @@ int main(int argc, char **argv) {
   if (pipe_rt_session_create(lookup, handle, &options, &session, error,
                              sizeof(error)) != PIPE_RT_OK)
     return die(artifact + ": " + error);
+#ifdef PIPE_RUNNER_CUDA
+  if (useGpu && pipe_rt_cuda_session_enable(session, deviceMap.c_str(), error,
+                                            sizeof(error)) != PIPE_RT_OK) {
+    pipe_rt_session_destroy(session);
+    return die(artifact + ": " + error);
+  }
+#endif
 
   pipe_rt::TrainerSummary summary;
   bool ok = pipe_rt::runTraining(session, t, summary, message);

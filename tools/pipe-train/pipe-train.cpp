@@ -17,6 +17,7 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
+#include "pipe/Runtime/Blas.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
 #include "pipe/Target/Host/HostTarget.h"
@@ -49,7 +50,8 @@ namespace modelgen = mlir::pipe::modelgen;
 
 namespace {
 
-const char *kUsage = R"(usage: pipe-train [MODEL.mlir] [compile options] [training options]
+const char *kUsage =
+    R"(usage: pipe-train [MODEL.mlir] [compile options] [training options]
 
 With no MODEL and no --preset: a byte-level GPT (4 layers, d 128, 4 heads,
 ff 512, context 64) trained on --data (default
@@ -63,7 +65,7 @@ Model:
                          the micro-batches). A MODEL.mlir fixes the
                          micro-batch size itself.
 Placement and schedule:
-  --devices N            simulated devices (default 1)
+  --devices N            simulated devices (default 2)
   --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by
                          --device-model; default: balanced placement
   --device-model NAME    device model preset or JSON for partitioning,
@@ -87,15 +89,17 @@ Output:
   --emit-scheduled FILE  write the scheduled IR
   -O N                   LLVM optimisation level (default 3)
 
-Training options are those of pipe-runner:
+Training options are those of pipe-runner, with other defaults here:
+--steps 600 --lr 3e-3 --warmup 20 --lr-schedule cosine --min-lr 1e-3
+--eval-every 100.
+
 )";
 
 struct CompileFlags {
   std::string model, preset, artifact, emitScheduled;
-  int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64,
-          batch = 16;
+  int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   bool sizesGiven = false;
-  int64_t devices = 1, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
+  int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
   std::string partitioner, deviceModel, schedule = "1f1b",
                                         asyncWeights = "stash";
   bool recompute = false, constantMemory = false, compileOnly = false;
@@ -125,8 +129,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       if (!value(text))
         return false;
       if (!llvm::to_integer(text, out) || out < min) {
-        error = a + " wants an integer >= " + std::to_string(min) +
-                ", got '" + text + "'";
+        error = a + " wants an integer >= " + std::to_string(min) + ", got '" +
+                text + "'";
         return false;
       }
       return true;
@@ -267,20 +271,18 @@ std::string schedulingPipeline(const CompileFlags &flags, unsigned instances) {
             " devices=" + std::to_string(flags.devices) +
             " schedule=" + flags.schedule + " microbatches=" + microbatches +
             " recompute=" + (flags.recompute ? "true" : "false") +
-            (flags.deviceModel.empty() ? "" : " device-model=" +
-                                                  flags.deviceModel) +
+            (flags.deviceModel.empty() ? ""
+                                       : " device-model=" + flags.deviceModel) +
             " text-report=-}";
   } else {
-    unsigned stages = flags.schedule == "l2l"
-                          ? instances
-                          : unsigned(flags.stagesPerDevice);
+    unsigned stages =
+        flags.schedule == "l2l" ? instances : unsigned(flags.stagesPerDevice);
     place = "pipe-place{devices=" + std::to_string(flags.devices) +
             " stages-per-device=" + std::to_string(stages) + "}";
   }
-  std::string common = " microbatches=" + microbatches +
-                       (flags.deviceModel.empty()
-                            ? ""
-                            : " device-model=" + flags.deviceModel);
+  std::string common =
+      " microbatches=" + microbatches +
+      (flags.deviceModel.empty() ? "" : " device-model=" + flags.deviceModel);
   std::string train =
       "pipe-schedule{kind=" + flags.schedule + common +
       " recompute=" + (flags.recompute ? "true" : "false") +
@@ -291,21 +293,20 @@ std::string schedulingPipeline(const CompileFlags &flags, unsigned instances) {
       "}";
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement.
-  std::string eval = "pipe-schedule{kind=gpipe forward-only=true" + common +
-                     "}";
+  std::string eval =
+      "pipe-schedule{kind=gpipe forward-only=true" + common + "}";
   std::string verify =
       "pipe-verify-schedule" +
-      (flags.deviceModel.empty()
-           ? std::string()
-           : "{device-model=" + flags.deviceModel + "}");
+      (flags.deviceModel.empty() ? std::string()
+                                 : "{device-model=" + flags.deviceModel + "}");
   return place + "," + train + "," + eval + "," + verify +
          ",pipe-print-summary";
 }
 
-
 } // namespace
 
 int main(int argc, char **argv) {
+  pipe_rt_blas_configure(argv);
   auto start = std::chrono::steady_clock::now();
   CompileFlags flags;
   std::vector<std::string> rest;
@@ -317,7 +318,16 @@ int main(int argc, char **argv) {
     }
   if (!parseCompileFlags(argc, argv, flags, rest, error))
     return fail(error, pipe_rt::ExitUsage);
+  // With no arguments pipe-train is the default run: byte-level GPT on
+  // GPL-3, tuned to beat a smoothed bigram on the held-out text in about a
+  // minute of this machine (docs/trainer.md).
   pipe_rt::TrainerFlags trainer;
+  trainer.options.steps = 600;
+  trainer.options.lr = 3e-3f;
+  trainer.options.minLr = 1e-3f;
+  trainer.options.warmupSteps = 20;
+  trainer.options.lrSchedule = pipe_rt::LrSchedule::Cosine;
+  trainer.options.evalEvery = 100;
   if (!pipe_rt::parseTrainerFlags(rest, trainer, error))
     return fail(error, pipe_rt::ExitUsage);
   if (!trainer.positional.empty())
@@ -359,7 +369,8 @@ int main(int argc, char **argv) {
   });
   std::string weights = (dir + "/weights.safetensors").str();
 
-  std::printf("== compiling\n");
+  std::printf("== compiling (host GEMMs: OpenBLAS, %s kernels)\n",
+              pipe_rt_blas_kernels());
   std::fflush(stdout);
   std::string ingest = "pipe-check-input,pipe-lift-params,"
                        "pipe-form-blocks{granularity=layer},"
@@ -384,8 +395,8 @@ int main(int argc, char **argv) {
     module->print(out->os());
     out->keep();
   }
-  if (failed(runPipeline(*module, "pipe-lower-to-host{weights=" + weights +
-                                      "}")))
+  if (failed(
+          runPipeline(*module, "pipe-lower-to-host{weights=" + weights + "}")))
     return fail("lowering for the host failed (see above)");
   PassManager lower(&context);
   pipe::buildHostToLLVMPipeline(lower);
@@ -402,12 +413,12 @@ int main(int argc, char **argv) {
     std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
     llvm::SmallString<128> runner(llvm::sys::path::parent_path(self));
     llvm::sys::path::append(runner, "pipe-runner");
-    std::vector<std::string> command{runner.str().str(), library,
-                                     "--weights", weights};
+    std::vector<std::string> command{runner.str().str(), library, "--weights",
+                                     weights};
     command.insert(command.end(), rest.begin(), rest.end());
-    double compileSeconds = std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
+    double compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::printf("== compiled in %.1f s: %s\n", compileSeconds,
                 llvm::join(command, " ").c_str());
     std::fflush(stdout);

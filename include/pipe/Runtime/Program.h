@@ -98,9 +98,8 @@ int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
 int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
                               int32_t mb, int32_t step, int32_t version);
 /// `part`: 0 full backward, 1 input gradients only, 2 weight gradients only.
-int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage,
-                             int32_t mb, int32_t step, int32_t version,
-                             int32_t part);
+int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step, int32_t version, int32_t part);
 /// `kind`: 0 activation, 1 gradient; src/dst are stage ids as in the IR.
 int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
                          int32_t dst, int32_t mb, int32_t step);
@@ -114,10 +113,10 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
                               int32_t step);
 int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,
                                int32_t step);
-int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage,
-                            int32_t mb, int32_t step);
-int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage,
-                             int32_t mb, int32_t step);
+int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                            int32_t step);
+int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step);
 int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
                            int32_t step);
 int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
@@ -208,8 +207,7 @@ int pipe_rt_session_run(pipe_rt_session *session, int schedule,
 /// Devices, micro-batches per step and steps of schedule `schedule` (any
 /// pointer may be null).
 int pipe_rt_session_schedule_info(pipe_rt_session *session, int schedule,
-                                  int *devices, int *microbatches,
-                                  int *steps);
+                                  int *devices, int *microbatches, int *steps);
 
 /// Number of graph inputs, and input k's element type ("f32", "f64", "i64",
 /// "i32" or "i1"), rank and shape (valid while the session lives).
@@ -227,8 +225,7 @@ const char *pipe_rt_session_param_name(pipe_rt_session *session, int param);
 int64_t pipe_rt_session_param_numel(pipe_rt_session *session, int param);
 /// Copies the current value of a param (fp32) in or out. Every copy held by a
 /// device or the parameter server is kept consistent.
-int pipe_rt_session_read_param(pipe_rt_session *session, int param,
-                               float *out);
+int pipe_rt_session_read_param(pipe_rt_session *session, int param, float *out);
 int pipe_rt_session_write_param(pipe_rt_session *session, int param,
                                 const float *in);
 
@@ -244,8 +241,8 @@ uint64_t pipe_rt_session_peak_bytes(pipe_rt_session *session, int device);
 /// `optimizer.step`; `extra` (may be null) adds `extra_count` more I64
 /// scalars under `extra_names` (a trainer's step, RNG state, ...).
 int pipe_rt_session_save(pipe_rt_session *session, const char *path,
-                         const char *const *extra_names,
-                         const int64_t *extra, int extra_count);
+                         const char *const *extra_names, const int64_t *extra,
+                         int extra_count);
 /// Restores what pipe_rt_session_save wrote (shapes and names checked; a
 /// truncated or corrupt file is an error naming it, and changes nothing);
 /// fills `extra` for each of `extra_names` found (missing ones: error).

@@ -26,6 +26,9 @@ typedef enum pipe_rt_status {
   PIPE_RT_TIMEOUT = 4,
   /// An earlier transfer error aborted the run; this transfer was abandoned.
   PIPE_RT_ABORTED = 5,
+  /// A GPU operation failed (a CUDA driver, cuBLAS or NCCL error, or no
+  /// usable device); the message names the device and the operation.
+  PIPE_RT_DEVICE_ERROR = 6,
 } pipe_rt_status;
 
 /// Returns a static, human-readable name for a status code.

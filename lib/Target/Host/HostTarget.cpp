@@ -45,9 +45,9 @@ void initializeNativeTarget() {
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap map;
   auto add = [&](const char *name, auto *fn) {
-    map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(
-                               reinterpret_cast<void *>(fn)),
-                           llvm::JITSymbolFlags::Exported};
+    map[interner(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void *>(fn)),
+        llvm::JITSymbolFlags::Exported};
   };
   add("pipe_rt_act_forward", &pipe_rt_act_forward);
   add("pipe_rt_act_recompute", &pipe_rt_act_recompute);
@@ -143,8 +143,8 @@ llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
                                    error);
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", targetOptions,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   auto transformer =
@@ -155,8 +155,8 @@ llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
   // object file, then `cc -shared`, then rename: a failure at any point
   // leaves no partial library at `path`.
   llvm::SmallString<128> objectPath, libraryPath;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "pipe-program", "o", objectPath))
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("pipe-program", "o", objectPath))
     return llvm::createStringError(ec, "cannot create a temporary file");
   llvm::FileRemover removeObject(objectPath);
   {
@@ -179,11 +179,10 @@ llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
         "no C compiler driver `cc` on PATH to link " + path);
   // Runtime symbols stay undefined: the runner that loads the library
   // exports them. libm for the math the blocks call.
-  StringRef args[] = {*linker,     "-shared", "-o",
-                      libraryPath, objectPath, "-lm"};
+  StringRef args[] = {*linker, "-shared", "-o", libraryPath, objectPath, "-lm"};
   std::string message;
-  if (int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0,
-                                         0, &message))
+  if (int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+                                         &message))
     return llvm::createStringError("linking " + path + " failed (exit " +
                                    std::to_string(rc) + ") " + message);
   if (std::error_code ec = llvm::sys::fs::rename(libraryPath, path))

@@ -233,8 +233,8 @@ struct Program {
 
 /// `devices`: device of stage s1 (s0 is on device 0). `tied`: r1 reads w1
 /// instead of w2.
-Program makeProgram(int devices, bool tied, const std::string &kind,
-                    int steps, int32_t (*dev0)(pipe_rt_device_ctx *),
+Program makeProgram(int devices, bool tied, const std::string &kind, int steps,
+                    int32_t (*dev0)(pipe_rt_device_ctx *),
                     int32_t (*dev1)(pipe_rt_device_ctx *), bool ps = false) {
   Program p;
   int w2 = tied ? 0 : 1;
@@ -268,17 +268,15 @@ Program makeProgram(int devices, bool tied, const std::string &kind,
                   kind + " " + std::to_string(devices) + " " +
                   std::to_string(gM) + " " + std::to_string(steps) + " 0\n";
   for (int d = 0; d < devices; ++d)
-    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) +
-         "\n";
+    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
   if (ps)
     m += "ps 0 0\nps 0 1\n";
   m += "owns 0 0 1 0\nowns 0 1 1 " + std::to_string(w2) + "\nend\n";
   p.manifest = m;
-  p.symbols = {{"f0", (void *)f0},   {"g0w", (void *)g0w},
-               {"f1", (void *)f1},   {"g1i", (void *)g1i},
-               {"g1w", (void *)g1w}, {"f2", (void *)f2},
-               {"g2i", (void *)g2i}, {"dev0", (void *)dev0},
-               {"dev1", (void *)dev1}};
+  p.symbols = {
+      {"f0", (void *)f0},   {"g0w", (void *)g0w},   {"f1", (void *)f1},
+      {"g1i", (void *)g1i}, {"g1w", (void *)g1w},   {"f2", (void *)f2},
+      {"g2i", (void *)g2i}, {"dev0", (void *)dev0}, {"dev1", (void *)dev1}};
   return p;
 }
 
@@ -315,8 +313,8 @@ struct Session {
     if (tweak)
       tweak(o);
     char buf[512] = "";
-    status = pipe_rt_session_create(Program::lookup, &p, &o, &s, buf,
-                                    sizeof(buf));
+    status =
+        pipe_rt_session_create(Program::lookup, &p, &o, &s, buf, sizeof(buf));
     error = buf;
   }
   ~Session() { pipe_rt_session_destroy(s); }
@@ -391,8 +389,8 @@ TEST(Program, OneDeviceTrains) {
 TEST(Program, TwoDevicesEqualOneDevice) {
   gM = 2;
   Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
-  Program p2 = makeProgram(2, false, "gpipe", 1, twoDev0<false>,
-                           twoDev1<false>);
+  Program p2 =
+      makeProgram(2, false, "gpipe", 1, twoDev0<false>, twoDev1<false>);
   std::string w = writeWeights();
   Session a(p1, w), b(p2, w);
   ASSERT_EQ(b.status, PIPE_RT_OK) << b.error;
@@ -411,8 +409,7 @@ TEST(Program, TwoDevicesEqualOneDevice) {
 TEST(Program, TiedParamReduceGrad) {
   gM = 2;
   Program p1 = makeProgram(1, true, "gpipe", 1, oneDevice, oneDevice);
-  Program p2 =
-      makeProgram(2, true, "gpipe", 1, twoDev0<true>, twoDev1<true>);
+  Program p2 = makeProgram(2, true, "gpipe", 1, twoDev0<true>, twoDev1<true>);
   std::string w = writeWeights();
   Session a(p1, w), b(p2, w);
   ASSERT_EQ(b.status, PIPE_RT_OK) << b.error;
@@ -430,8 +427,8 @@ TEST(Program, TiedParamReduceGrad) {
   EXPECT_EQ(b.param(1), std::vector<float>(kW2, kW2 + 2));
 
   // Without device 1's update the replicas diverge: the run must say so.
-  Program p3 = makeProgram(2, true, "gpipe", 1, twoDev0<true>,
-                           twoDev1<true, false>);
+  Program p3 =
+      makeProgram(2, true, "gpipe", 1, twoDev0<true>, twoDev1<true, false>);
   Session c(p3, w);
   EXPECT_NE(pipe_rt_session_run(c.s, 0, in.data(), nullptr), PIPE_RT_OK);
   EXPECT_NE(std::string(pipe_rt_session_error(c.s)).find("w1"),
@@ -440,8 +437,7 @@ TEST(Program, TiedParamReduceGrad) {
 
 TEST(Program, PipeDreamWeightVersions) {
   gM = 1;
-  Program p = makeProgram(1, false, "pipedream-async", 2, pipedream,
-                          pipedream);
+  Program p = makeProgram(1, false, "pipedream-async", 2, pipedream, pipedream);
   Session s(p, writeWeights());
   ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
   std::vector<const void *> in = inputsFor(2);
@@ -498,9 +494,9 @@ TEST(Program, DeadlockReportedByWatchdog) {
   std::vector<const void *> in = inputsFor(1);
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(pipe_rt_session_run(s.s, 0, in.data(), nullptr), PIPE_RT_TIMEOUT);
-  double secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   EXPECT_LT(secs, 2.0);
   std::string e = pipe_rt_session_error(s.s);
   EXPECT_NE(e.find("device 1"), std::string::npos) << e;
@@ -581,8 +577,7 @@ TEST(Program, SaveLoadRoundTrip) {
             PIPE_RT_OK)
       << pipe_rt_session_error(a.s);
   int64_t got[] = {0};
-  ASSERT_EQ(pipe_rt_session_load(b.s, ckpt.c_str(), names, got, 1),
-            PIPE_RT_OK)
+  ASSERT_EQ(pipe_rt_session_load(b.s, ckpt.c_str(), names, got, 1), PIPE_RT_OK)
       << pipe_rt_session_error(b.s);
   EXPECT_EQ(got[0], 7);
   EXPECT_EQ(a.param(0), b.param(0));

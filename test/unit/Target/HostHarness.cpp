@@ -106,8 +106,7 @@ HostProgram::HostProgram(const pipe::modelgen::TransformerConfig &model,
       std::to_string(schedule.devices) +
       " stages-per-device=" + std::to_string(stagesPerDevice) +
       "},pipe-schedule{" + scheduleOptions +
-      "},pipe-verify-schedule,pipe-lower-to-host{weights=" + weightsPath +
-      "}";
+      "},pipe-verify-schedule,pipe-lower-to-host{weights=" + weightsPath + "}";
   PassManager pm(&context);
   if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module))) {
     errorText = "compiling (" + pipeline + ") failed:\n" + diagnostics;
@@ -193,8 +192,8 @@ std::vector<float> HostProgram::train(unsigned runs) {
     auto forward = generated->module->lookupSymbol<func::FuncOp>("forward");
     for (Type type : forward.getArgumentTypes()) {
       auto tensor = cast<RankedTensorType>(type);
-      shapes.push_back({tensor.getNumElements(),
-                        tensor.getElementType().isInteger(64)});
+      shapes.push_back(
+          {tensor.getNumElements(), tensor.getElementType().isInteger(64)});
     }
   }
   unsigned perRun = schedule.steps * schedule.microbatches;

@@ -1,4 +1,5 @@
-//===- ScheduleEquivalenceTest.cpp - Every schedule trains like no pipeline ===//
+//===- ScheduleEquivalenceTest.cpp - Every schedule trains like no pipeline
+//===//
 //
 // Issue acceptance for the host back end: after 10 training steps, every
 // synchronous schedule on 1, 2 and 4 simulated devices and both L2L variants
@@ -159,9 +160,8 @@ std::vector<Case> cases() {
     all.push_back(c);
   }
   for (Case &c : all) {
-    std::string name = (c.model == tinyGpt ? "gpt_" : "t5_") +
-                       c.schedule.kind + "_" +
-                       std::to_string(c.schedule.devices) + "dev" +
+    std::string name = (c.model == tinyGpt ? "gpt_" : "t5_") + c.schedule.kind +
+                       "_" + std::to_string(c.schedule.devices) + "dev" +
                        (c.schedule.constantMemory ? "_constmem" : "") +
                        (c.artifact ? "_artifact" : "");
     for (char &ch : name)

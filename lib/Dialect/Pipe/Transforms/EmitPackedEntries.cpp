@@ -49,8 +49,7 @@ struct EmitPackedEntriesPass
       }
       LLVM::LLVMFunctionType type = ciface.getFunctionType();
       if (!isa<LLVM::LLVMVoidType>(type.getReturnType()) ||
-          llvm::any_of(type.getParams(),
-                       [&](Type t) { return t != ptr; })) {
+          llvm::any_of(type.getParams(), [&](Type t) { return t != ptr; })) {
         ciface.emitOpError("is not a C interface of pointers only");
         return signalPassFailure();
       }

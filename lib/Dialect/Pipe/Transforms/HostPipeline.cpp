@@ -15,7 +15,7 @@ void pipe::buildHostToLLVMPipeline(OpPassManager &pm) {
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "pipe-linalg-to-gemm,"
+      "pipe-linalg-to-gemm,pipe-approximate-math,"
       "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
       "expand-strided-metadata,lower-affine,"
       "finalize-memref-to-llvm{use-generic-functions=true},"
@@ -31,4 +31,6 @@ void pipe::registerPipePipelines() {
       "Lowers --pipe-lower-to-host output to the LLVM dialect (bufferize, "
       "deallocate, BLAS GEMMs, loops, packed entry points)",
       [](OpPassManager &pm) { pipe::buildHostToLLVMPipeline(pm); });
+  // --pipe-host-to-cuda (CudaPipeline.cpp).
+  pipe::registerPipeCudaPipeline();
 }

@@ -39,8 +39,7 @@ struct FlatDim {
 /// Flattens `dims` (loop dimension indices) into one dimension, or fails if
 /// some operand's strides do not allow it. `strides[o][d]` is operand o's
 /// stride of loop dimension d.
-std::optional<FlatDim> flatten(ArrayRef<unsigned> dims,
-                               ArrayRef<int64_t> sizes,
+std::optional<FlatDim> flatten(ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes,
                                const SmallVector<int64_t> (&strides)[3]) {
   FlatDim flat;
   if (dims.empty())
@@ -50,9 +49,8 @@ std::optional<FlatDim> flatten(ArrayRef<unsigned> dims,
   auto key = [&](unsigned d) {
     return std::max({strides[0][d], strides[1][d], strides[2][d]});
   };
-  llvm::stable_sort(order, [&](unsigned x, unsigned y) {
-    return key(x) > key(y);
-  });
+  llvm::stable_sort(order,
+                    [&](unsigned x, unsigned y) { return key(x) > key(y); });
   unsigned inner = order.back();
   flat.size = sizes[inner];
   for (unsigned o = 0; o < 3; ++o)
@@ -75,8 +73,7 @@ struct LinalgToGemmPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() &&
-          linalg::isaContractionOpInterface(op))
+      if (op.hasPureBufferSemantics() && linalg::isaContractionOpInterface(op))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
@@ -87,8 +84,7 @@ struct LinalgToGemmPass
   void rewrite(linalg::LinalgOp op) {
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.empty() || dims->n.empty() ||
-        dims->k.empty())
+    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
       return;
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     if (llvm::any_of(sizes, ShapedType::isDynamic))
@@ -123,32 +119,26 @@ struct LinalgToGemmPass
       return;
     // dims {batch, m, n, k}; A {batch, m, k}; B {batch, k, n}; C {batch, m,
     // n}: the layout pipe_rt_gemm_f32 reads.
-    SmallVector<int64_t> table{batch->size,       m->size,
-                               n->size,           k->size,
-                               batch->strides[0], m->strides[0],
-                               k->strides[0],     batch->strides[1],
-                               k->strides[1],     n->strides[1],
-                               batch->strides[2], m->strides[2],
+    SmallVector<int64_t> table{batch->size,   m->size,           n->size,
+                               k->size,       batch->strides[0], m->strides[0],
+                               k->strides[0], batch->strides[1], k->strides[1],
+                               n->strides[1], batch->strides[2], m->strides[2],
                                n->strides[2]};
     emitCall(op, operands, table);
   }
 
   Value pointerTo(OpBuilder &b, Location loc, Value memref) {
-    auto metadata =
-        memref::ExtractStridedMetadataOp::create(b, loc, memref);
-    Value base =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
     auto type = cast<MemRefType>(memref.getType());
     Value elementBytes = arith::ConstantIndexOp::create(
         b, loc, type.getElementTypeBitWidth() / 8);
     Value offsetBytes =
         arith::MulIOp::create(b, loc, metadata.getOffset(), elementBytes);
     Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
-    Value asInt =
-        arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(
-                                                b.getContext()),
-                                    asInt);
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
   }
 
   void emitCall(linalg::LinalgOp op, ArrayRef<Value> operands,
@@ -166,8 +156,8 @@ struct LinalgToGemmPass
           FunctionType::get(ctx, SmallVector<Type>(7, ptr), {}));
       fn.setPrivate();
     }
-    auto tableType = MemRefType::get({(int64_t)table.size()},
-                                     IntegerType::get(ctx, 64));
+    auto tableType =
+        MemRefType::get({(int64_t)table.size()}, IntegerType::get(ctx, 64));
     std::string name;
     do
       name = "__pipe_gemm_shape_" + std::to_string(counter++);

@@ -184,9 +184,8 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
       return failure();
     unsigned id = paramIds.size();
     paramIds[param.getSymName()] = id;
-    bool trainable =
-        !param.getFrozen() &&
-        isa<FloatType>(param.getTensorType().getElementType());
+    bool trainable = !param.getFrozen() &&
+                     isa<FloatType>(param.getTensorType().getElementType());
     llvm::raw_string_ostream(paramLines)
         << "param " << id << " " << param.getSymName() << " " << *tid << " "
         << (trainable ? 1 : 0) << "\n";
@@ -252,8 +251,8 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
     }
     unsigned numSaved = getNumSavedResults(block);
     llvm::raw_string_ostream os(runLines);
-    os << "run " << runId << " " << run.getInstance() << " " << *forward
-       << " " << backward[0] << " " << backward[1] << " " << numSaved;
+    os << "run " << runId << " " << run.getInstance() << " " << *forward << " "
+       << backward[0] << " " << backward[1] << " " << numSaved;
     SmallVector<unsigned> params, inputs, outputs;
     for (Attribute ref : run.getParams()) {
       std::optional<unsigned> pid =
@@ -347,8 +346,8 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
   llvm::raw_string_ostream os(schedules);
   os << "schedule " << id << " " << schedule.getSymName() << " "
      << schedule.getKind() << " " << placement.getDevices() << " "
-     << schedule.getMicrobatches() << " " << schedule.getSteps()
-     << " " << (schedule.getForwardOnly() ? 1 : 0) << "\n";
+     << schedule.getMicrobatches() << " " << schedule.getSteps() << " "
+     << (schedule.getForwardOnly() ? 1 : 0) << "\n";
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
     os << "device " << id << " " << device.getDevice() << " " << capacity
        << " pipe_device_" << id << "_" << device.getDevice() << "\n";
@@ -395,8 +394,7 @@ public:
       : module(module), manifest(manifest), ctx(module.getContext()),
         builder(ctx) {}
 
-  LogicalResult emit(ScheduleOp schedule, unsigned scheduleId,
-                     DeviceOp device);
+  LogicalResult emit(ScheduleOp schedule, unsigned scheduleId, DeviceOp device);
 
 private:
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
@@ -427,9 +425,8 @@ func::FuncOp ProgramEmitter::declare(StringRef name, ArrayRef<Type> args,
   return fn;
 }
 
-Value ProgramEmitter::call(Location loc, StringRef name,
-                           ArrayRef<int64_t> ints, bool returnsToken,
-                           Value extra) {
+Value ProgramEmitter::call(Location loc, StringRef name, ArrayRef<int64_t> ints,
+                           bool returnsToken, Value extra) {
   Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
   SmallVector<Type> argTypes{LLVM::LLVMPointerType::get(ctx)};
   SmallVector<Value> args{context};
@@ -453,8 +450,8 @@ Value ProgramEmitter::call(Location loc, StringRef name,
                                    result, zero);
     Value negated = arith::SubIOp::create(builder, loc, zero, result);
     Value truncated = arith::TruncIOp::create(builder, loc, i32, negated);
-    Value isZero = arith::CmpIOp::create(builder, loc,
-                                         arith::CmpIPredicate::eq, result, zero);
+    Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                         result, zero);
     Value invalid = arith::ConstantIntOp::create(builder, loc, i32,
                                                  PIPE_RT_INVALID_ARGUMENT);
     status = arith::SelectOp::create(builder, loc, isZero, invalid, truncated);
@@ -467,8 +464,8 @@ Value ProgramEmitter::call(Location loc, StringRef name,
   Block *next = builder.createBlock(current->getParent(),
                                     std::prev(current->getParent()->end()));
   builder.setInsertionPointToEnd(current);
-  cf::CondBranchOp::create(builder, loc, failed, exit, ValueRange{status},
-                           next, ValueRange{});
+  cf::CondBranchOp::create(builder, loc, failed, exit, ValueRange{status}, next,
+                           ValueRange{});
   builder.setInsertionPointToStart(next);
   return result;
 }
@@ -493,8 +490,8 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
   // stage's inputs.
   llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>> recomputed;
   for (auto op : device.getBody().front().getOps<RecomputeOp>())
-    recomputed.insert({op.getStage(), op.getMicrobatch(),
-                       op.getStep().value_or(0)});
+    recomputed.insert(
+        {op.getStage(), op.getMicrobatch(), op.getStep().value_or(0)});
 
   DenseMap<Value, Value> tokens;
   auto stage = [&](StringRef n) {
@@ -580,9 +577,9 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
       return op.emitOpError("has no host lowering");
     }
   }
-  cf::BranchOp::create(builder, loc, exit,
-                       ValueRange{arith::ConstantIntOp::create(builder, loc,
-                                                               i32, 0)});
+  cf::BranchOp::create(
+      builder, loc, exit,
+      ValueRange{arith::ConstantIntOp::create(builder, loc, i32, 0)});
   return success();
 }
 
@@ -617,8 +614,7 @@ LogicalResult writeWeights(ModuleOp module, const ManifestBuilder &manifest,
                  << llvm::toString(opened.takeError());
         source = std::make_unique<SafetensorsFile>(std::move(*opened));
       }
-      const SafetensorsTensor *tensor =
-          source->lookup(*param.getExternalKey());
+      const SafetensorsTensor *tensor = source->lookup(*param.getExternalKey());
       if (!tensor || tensor->dtype != *dtype ||
           ArrayRef<int64_t>(tensor->shape) != type.getShape())
         return param.emitOpError("external tensor '")
@@ -712,8 +708,7 @@ struct LowerToHostPass
       } else if (placed != graph) {
         schedule.emitOpError("places graph @")
             << placed.getSymName() << ", but an earlier schedule places @"
-            << graph.getSymName()
-            << "; one program runs one graph";
+            << graph.getSymName() << "; one program runs one graph";
         return signalPassFailure();
       } else if (placement != firstPlacement &&
                  !samePlacement(placement, firstPlacement)) {
@@ -775,15 +770,14 @@ struct LowerToHostPass
     if (stagesA.size() != stagesB.size() || a.getDevices() != b.getDevices())
       return false;
     for (auto [x, y] : llvm::zip(stagesA, stagesB))
-      if (x.getSymName() != y.getSymName() ||
-          x.getDevice() != y.getDevice() || x.getBlocks() != y.getBlocks())
+      if (x.getSymName() != y.getSymName() || x.getDevice() != y.getDevice() ||
+          x.getBlocks() != y.getBlocks())
         return false;
     return true;
   }
 
   LogicalResult checkDifferentiated(GraphOp graph) {
-    if (!graph.getNumResults() ||
-        !graph.getResultAttr(0, kLossSeedAttr))
+    if (!graph.getNumResults() || !graph.getResultAttr(0, kLossSeedAttr))
       return graph.emitOpError("is scheduled for training but has no loss "
                                "marked with ")
              << kLossSeedAttr << "; run --pipe-differentiate first";

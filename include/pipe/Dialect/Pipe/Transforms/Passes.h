@@ -22,6 +22,19 @@ void buildHostToLLVMPipeline(OpPassManager &pm);
 /// Registers `--pipe-host-to-llvm` (the pipeline above).
 void registerPipePipelines();
 
+/// Adds the CUDA lowering of `--pipe-lower-to-host`'s output
+/// (`--pipe-host-to-cuda`, docs/cuda-lowering.md): block functions run on
+/// the GPU (kernels embedded as a cubin for `chip`, GEMMs through the
+/// runtime's cuBLAS entry with compute type `gemmPrecision`), device
+/// programs and packed entries stay host code. Fails on invalid options.
+LogicalResult buildHostToCudaPipeline(OpPassManager &pm,
+                                      StringRef chip = "sm_90",
+                                      StringRef gemmPrecision = "f32",
+                                      StringRef toolkit = "/usr/local/cuda");
+
+/// Registers `--pipe-host-to-cuda` (the pipeline above).
+void registerPipeCudaPipeline();
+
 } // namespace mlir::pipe
 
 #endif // PIPE_DIALECT_PIPE_TRANSFORMS_PASSES_H

@@ -376,6 +376,20 @@ def PipeLinalgToGemm : Pass<"pipe-linalg-to-gemm", "ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def PipeApproximateMath : Pass<"pipe-approximate-math", "ModuleOp"> {
+  let summary = "Replaces f32 transcendental math ops by inline polynomials";
+  let description = [{
+    libm's scalar `tanhf`, `expf`, `erff`, `logf` calls keep the host loops
+    from vectorising (GELU and softmax spent a sixth of a training step
+    there). This pass rewrites those f32 `math` ops into MLIR's polynomial
+    approximations (upstream's, accurate to a few ULP), which LLVM then
+    vectorises with the loop around them. Part of `--pipe-host-to-llvm`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def PipeEmitPackedEntries : Pass<"pipe-emit-packed-entries", "ModuleOp"> {
   let summary = "Adds `void f(void **args)` wrappers for the block functions";
   let description = [{
@@ -385,6 +399,59 @@ def PipeEmitPackedEntries : Pass<"pipe-emit-packed-entries", "ModuleOp"> {
     which unpacks the pointers and calls the function's C interface.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def PipeLinalgToGpu : Pass<"pipe-linalg-to-gpu", "ModuleOp"> {
+  let summary = "Turns the bufferized block functions into CUDA device work";
+  let description = [{
+    After bufferization, deallocation and `pipe-linalg-to-gemm`, in every
+    function marked `pipe.packed_entry` (the block functions): each
+    `linalg` op becomes a `gpu.launch` (elementwise: one thread per point of
+    the parallel loops, reduction loops sequential in the thread; a single
+    f32/i32 output reduced by add/mul/max/min over its reduction loops: one
+    thread block per output element, threads striding over the reduction
+    domain, then a block-wide `gpu.all_reduce`); host loop nests whose only
+    writes are accumulations `A[i] += v` (autodiff's scatter-adds) run one
+    thread per iteration with atomic adds, other host loops that read or
+    write memrefs run in a one-thread kernel;
+    `memref.alloc`/`dealloc` become `gpu.alloc`/`gpu.dealloc`; constants
+    (`memref.get_global` used by device code) are copied to device memory;
+    `memref.copy` becomes a device memcpy (a copy kernel between strided
+    views); calls to `pipe_rt_gemm_f32` become
+    calls to `pipe_rt_cuda_gemm` with a compute-type code. All
+    device work of a function is chained on one stream (`gpu.wait async` at
+    entry, `gpu.wait` before each return). See docs/cuda-lowering.md.
+  }];
+  let options = [
+    Option<"gemmPrecision", "gemm-precision", "std::string",
+           /*default=*/"\"f32\"",
+           "cuBLAS compute type of the GEMM calls: f32, tf32, bf16 or f16 "
+           "(inputs rounded, fp32 accumulation)">,
+    Option<"blockSize", "block-size", "unsigned", /*default=*/"256",
+           "Threads per block of elementwise kernels (and the largest block "
+           "of reduction kernels); a multiple of 32, at most 1024">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def PipeMergeGpuModules : Pass<"pipe-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    After `gpu-kernel-outlining` (one `gpu.module` per kernel): moves all
+    kernels into one `gpu.module @pipe_kernels` and retargets the
+    `gpu.launch_func` ops, so `gpu-module-to-binary` runs ptxas once per
+    program instead of once per kernel and the runtime loads one module.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"pipe_kernels\"", "Name of the merged gpu.module">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def PipeF32ToF64 : Pass<"pipe-f32-to-f64", "ModuleOp"> {

@@ -1,0 +1,179 @@
+//===- Nccl.cpp - NCCL check with a watchdog ------------------------------===//
+//
+// pipe_rt_cuda_nccl_self_test: what one GPU can check of NCCL (two ranks on
+// one GPU are not allowed): a single-rank communicator from
+// ncclCommInitAll, a self send/recv in one group and an all-reduce, waited
+// for by polling the stream and ncclCommGetAsyncError against a deadline
+// (a hung collective is aborted with ncclCommAbort and reported, never
+// waited on forever). Built without NCCL (PIPE_RT_HAVE_NCCL undefined) it
+// reports that.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "pipe/Runtime/CUDA.h"
+#include "pipe/Runtime/Status.h"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#ifdef PIPE_RT_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+using namespace pipe_rt;
+using namespace pipe_rt::cuda;
+
+namespace {
+
+void writeError(char *error, size_t size, const std::string &msg) {
+  if (error && size)
+    std::snprintf(error, size, "%s", msg.c_str());
+}
+
+} // namespace
+
+#ifndef PIPE_RT_HAVE_NCCL
+
+extern "C" int pipe_rt_cuda_nccl_self_test(int, uint64_t, double, char *error,
+                                           size_t errorSize) {
+  writeError(error, errorSize,
+             "PipeRuntimeCUDA was built without NCCL (set "
+             "PIPE_CUDA_NCCL_INCLUDE_DIR and PIPE_CUDA_NCCL_LIBRARY)");
+  return PIPE_RT_DEVICE_ERROR;
+}
+
+#else
+
+namespace {
+
+/// Polls `stream` and the communicator until the queued NCCL work is done;
+/// aborts (and nulls) `comm` on an error or the watchdog.
+int waitNccl(ncclComm_t &comm, CUstream stream, double seconds,
+             const std::string &what, std::string &error) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    CUresult r = cuStreamQuery(stream);
+    if (r == CUDA_SUCCESS)
+      return PIPE_RT_OK;
+    if (r != CUDA_ERROR_NOT_READY) {
+      error = what + ": " + driverError("cuStreamQuery", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(comm, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      error = what + ": NCCL: " + ncclGetErrorString(async);
+      ncclCommAbort(comm);
+      comm = nullptr;
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      error = format("%s did not finish within %g s (watchdog); the "
+                     "communicator was aborted",
+                     what.c_str(), seconds);
+      ncclCommAbort(comm);
+      comm = nullptr;
+      return PIPE_RT_TIMEOUT;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+} // namespace
+
+extern "C" int pipe_rt_cuda_nccl_self_test(int ordinal, uint64_t bytes,
+                                           double watchdog, char *error,
+                                           size_t errorSize) {
+  std::string message;
+  Gpu *g = gpu(ordinal, message);
+  if (!g) {
+    writeError(error, errorSize, message);
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  makeCurrent(*g);
+  bytes = (bytes + 3) / 4 * 4;
+  size_t count = bytes / 4;
+  std::string where = format("GPU %d: NCCL", ordinal);
+  ncclComm_t comm = nullptr;
+  int devs[1] = {ordinal};
+  if (ncclResult_t r = ncclCommInitAll(&comm, 1, devs)) {
+    writeError(error, errorSize,
+               where + ": ncclCommInitAll: " + ncclGetErrorString(r));
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  makeCurrent(*g);
+  CUstream stream = nullptr;
+  void *buffers[3] = {nullptr, nullptr, nullptr}; // send, recv, reduced
+  int status = PIPE_RT_OK;
+  auto failWith = [&](int st, const std::string &msg) {
+    if (status == PIPE_RT_OK) {
+      status = st;
+      message = msg;
+    }
+  };
+  if (CUresult r = cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING))
+    failWith(PIPE_RT_DEVICE_ERROR, driverError("cuStreamCreate", r));
+  for (void *&b : buffers)
+    if (status == PIPE_RT_OK && g->pool->alloc(bytes, &b, message))
+      failWith(PIPE_RT_DEVICE_ERROR, message);
+  std::vector<float> host(count);
+  for (size_t i = 0; i < count; ++i)
+    host[i] = float(i % 1000) * 0.5f;
+  if (status == PIPE_RT_OK) {
+    cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(buffers[0]), host.data(), bytes);
+    cuMemsetD8(reinterpret_cast<CUdeviceptr>(buffers[1]), 0, bytes);
+    ncclGroupStart();
+    ncclResult_t s = ncclSend(buffers[0], count, ncclFloat, 0, comm, stream);
+    ncclResult_t r = ncclRecv(buffers[1], count, ncclFloat, 0, comm, stream);
+    ncclResult_t e = ncclGroupEnd();
+    for (ncclResult_t x : {s, r, e})
+      if (x != ncclSuccess)
+        failWith(PIPE_RT_DEVICE_ERROR,
+                 std::string("send/recv: ") + ncclGetErrorString(x));
+  }
+  if (status == PIPE_RT_OK) {
+    std::string e;
+    if (int st = waitNccl(comm, stream, watchdog, where + " self send/recv", e))
+      failWith(st, e);
+  }
+  if (status == PIPE_RT_OK) {
+    if (ncclResult_t x = ncclAllReduce(buffers[1], buffers[2], count, ncclFloat,
+                                       ncclSum, comm, stream))
+      failWith(PIPE_RT_DEVICE_ERROR,
+               std::string("all-reduce: ") + ncclGetErrorString(x));
+    std::string e;
+    if (status == PIPE_RT_OK)
+      if (int st = waitNccl(comm, stream, watchdog, where + " all-reduce", e))
+        failWith(st, e);
+  }
+  if (status == PIPE_RT_OK) {
+    std::vector<float> back(count);
+    for (int i : {1, 2}) {
+      cuMemcpyDtoH(back.data(), reinterpret_cast<CUdeviceptr>(buffers[i]),
+                   bytes);
+      if (back != host) {
+        failWith(PIPE_RT_DEVICE_ERROR,
+                 i == 1 ? "self send/recv delivered wrong data"
+                        : "single-rank all-reduce changed the data");
+        break;
+      }
+    }
+  }
+  if (comm) // null once aborted
+    ncclCommDestroy(comm);
+  for (void *b : buffers)
+    if (b)
+      g->pool->release(b);
+  if (stream)
+    cuStreamDestroy(stream);
+  if (status != PIPE_RT_OK)
+    writeError(error, errorSize, where + ": " + message);
+  return status;
+}
+
+#endif

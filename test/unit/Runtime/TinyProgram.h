@@ -1,0 +1,391 @@
+//===- TinyProgram.h - A hand-written program for backend tests -*- C++ -*-===//
+//
+// The model of ProgramTest.cpp (y = x * w1 on stage s0; z = y * w2 and
+// loss = sum(z^2) with saved 2z on stage s1; 2-vectors), written so that
+// its block functions run either on host buffers (kGpu = false: the
+// simulated devices, or the "staged" backend) or on device buffers
+// (kGpu = true: PipeRuntimeCUDA; results from mgpuMemAlloc, z = w2 * y as a
+// batched 1x1x1 pipe_rt_cuda_gemm, the rest staged through host copies).
+// Used by BackendTest.cpp (host vs staged) and CUDA/CudaRuntimeTest.cpp
+// (host vs GPU): both compare whole training runs of several schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_TEST_UNIT_RUNTIME_TINYPROGRAM_H
+#define PIPE_TEST_UNIT_RUNTIME_TINYPROGRAM_H
+
+#include "SafetensorsIO.h"
+
+#include "pipe/Runtime/Program.h"
+#ifdef PIPE_TINY_PROGRAM_CUDA
+#include "pipe/Runtime/CUDA.h"
+#endif
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace tiny {
+
+constexpr int kM = 2; // micro-batches
+
+//===--- Buffer access ----------------------------------------------------===//
+
+inline void *argPtr(void **args, int i) {
+  auto *m = static_cast<pipe_rt_memref *>(args[i]);
+  return static_cast<float *>(m->aligned) + m->offset;
+}
+
+/// Reads `n` floats of argument i.
+template <bool kGpu> std::vector<float> read(void **args, int i, int n) {
+  std::vector<float> v(n);
+#ifdef PIPE_TINY_PROGRAM_CUDA
+  if (kGpu) {
+    void *s = mgpuStreamCreate();
+    mgpuMemcpy(v.data(), argPtr(args, i), n * 4, s);
+    mgpuStreamSynchronize(s);
+    mgpuStreamDestroy(s);
+    return v;
+  }
+#endif
+  std::memcpy(v.data(), argPtr(args, i), n * 4);
+  return v;
+}
+
+/// Appends result descriptors to args[0].
+template <bool kGpu> struct Results {
+  int64_t *p;
+  explicit Results(void **args) : p(static_cast<int64_t *>(args[0])) {}
+  float *alloc(int rank) {
+    size_t bytes = rank ? 8 : 4;
+    float *mem;
+#ifdef PIPE_TINY_PROGRAM_CUDA
+    if (kGpu)
+      mem = static_cast<float *>(mgpuMemAlloc(bytes, nullptr, false));
+    else
+#endif
+      mem = static_cast<float *>(_mlir_memref_to_llvm_alloc(bytes));
+    p[0] = p[1] = reinterpret_cast<int64_t>(mem);
+    p[2] = 0;
+    if (rank) {
+      p[3] = 2;
+      p[4] = 1;
+    }
+    p += 3 + 2 * rank;
+    return mem;
+  }
+  /// A result with the given host values.
+  void add(const std::vector<float> &v) {
+    float *mem = alloc(v.size() == 1 ? 0 : 1);
+#ifdef PIPE_TINY_PROGRAM_CUDA
+    if (kGpu) {
+      void *s = mgpuStreamCreate();
+      mgpuMemcpy(mem, const_cast<float *>(v.data()), v.size() * 4, s);
+      mgpuStreamSynchronize(s);
+      mgpuStreamDestroy(s);
+      return;
+    }
+#endif
+    std::memcpy(mem, v.data(), v.size() * 4);
+  }
+};
+
+//===--- Block functions --------------------------------------------------===//
+
+template <bool kGpu> std::vector<float> mul(void **a, int i, int j) {
+  auto x = read<kGpu>(a, i, 2), y = read<kGpu>(a, j, 2);
+  return {x[0] * y[0], x[1] * y[1]};
+}
+// r0: y = w1 * x; dw1 = dy * x.
+template <bool kGpu> void f0(void **a) {
+  Results<kGpu>(a).add(mul<kGpu>(a, 1, 2));
+}
+template <bool kGpu> void g0w(void **a) {
+  Results<kGpu>(a).add(mul<kGpu>(a, 3, 2));
+}
+// r1: z = w2 * y (on the GPU: a batch of two 1x1x1 products); dy = dz * w2;
+// dw2 = dz * y.
+template <bool kGpu> void f1(void **a) {
+#ifdef PIPE_TINY_PROGRAM_CUDA
+  if (kGpu) {
+    float *z = Results<kGpu>(a).alloc(1);
+    void *s = mgpuStreamCreate();
+    mgpuMemset32(z, 0, 2, s);
+    const int64_t dims[4] = {2, 1, 1, 1}, strides[3] = {1, 1, 1};
+    pipe_rt_cuda_gemm(static_cast<float *>(argPtr(a, 1)),
+                      static_cast<float *>(argPtr(a, 2)), z, dims, strides,
+                      strides, strides, PIPE_RT_CUDA_COMPUTE_F32);
+    mgpuStreamSynchronize(s);
+    mgpuStreamDestroy(s);
+    return;
+  }
+#endif
+  Results<kGpu>(a).add(mul<kGpu>(a, 1, 2));
+}
+template <bool kGpu> void g1i(void **a) {
+  Results<kGpu>(a).add(mul<kGpu>(a, 3, 1));
+}
+template <bool kGpu> void g1w(void **a) { g0w<kGpu>(a); }
+// r2: loss = sum(z^2), saved s = 2z; dz = dloss * s.
+template <bool kGpu> void f2(void **a) {
+  Results<kGpu> r(a);
+  auto z = read<kGpu>(a, 1, 2);
+  r.add({z[0] * z[0] + z[1] * z[1]});
+  r.add({2 * z[0], 2 * z[1]});
+}
+template <bool kGpu> void g2i(void **a) {
+  float dl = read<kGpu>(a, 2, 1)[0];
+  auto s = read<kGpu>(a, 3, 2);
+  Results<kGpu>(a).add({dl * s[0], dl * s[1]});
+}
+
+//===--- Device programs --------------------------------------------------===//
+
+#define TINY_CHECK(x)                                                          \
+  do {                                                                         \
+    int32_t s_ = (x);                                                          \
+    if (s_)                                                                    \
+      return s_;                                                               \
+  } while (0)
+#define TINY_TOKEN(var, x)                                                     \
+  int64_t var = (x);                                                           \
+  if (var < 0)                                                                 \
+  return int32_t(-var)
+
+inline int32_t oneDevice(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+  }
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
+    TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
+  }
+  TINY_CHECK(pipe_rt_act_update(c, 0, 0));
+  TINY_CHECK(pipe_rt_act_update(c, 1, 0));
+  return 0;
+}
+
+template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TINY_TOKEN(t, pipe_rt_act_send(c, 0, 0, 1, mb, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+  }
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_TOKEN(t, pipe_rt_act_recv(c, 1, 1, 0, mb, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+    TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 2));
+  }
+  if (tied)
+    TINY_CHECK(pipe_rt_act_reduce_grad(c, 0, 0));
+  TINY_CHECK(pipe_rt_act_update(c, 0, 0));
+  return 0;
+}
+template <bool tied> int32_t twoDev1(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, mb, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+  }
+  for (int mb = 0; mb < kM; ++mb) {
+    TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
+    TINY_TOKEN(t, pipe_rt_act_send(c, 1, 1, 0, mb, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+  }
+  if (tied)
+    TINY_CHECK(pipe_rt_act_reduce_grad(c, 0, 0));
+  TINY_CHECK(pipe_rt_act_update(c, 1, 0));
+  return 0;
+}
+
+/// Two steps, PipeDream-style weight versions.
+inline int32_t pipedream(pipe_rt_device_ctx *c) {
+  for (int s = 0; s < 2; ++s) {
+    TINY_CHECK(pipe_rt_act_forward(c, 0, 0, s, 0, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, 0, s, 0, 1));
+  }
+  for (int s = 0; s < 2; ++s) {
+    TINY_CHECK(pipe_rt_act_backward(c, 1, 0, s, 0, 0));
+    TINY_CHECK(pipe_rt_act_backward(c, 0, 0, s, 0, 0));
+    TINY_CHECK(pipe_rt_act_update(c, 0, s));
+    TINY_CHECK(pipe_rt_act_update(c, 1, s));
+  }
+  return 0;
+}
+
+/// L2L: parameter server, offload/prefetch, recompute.
+inline int32_t l2l(pipe_rt_device_ctx *c) {
+  for (int s = 0; s < 2; ++s) {
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+    for (int mb = 0; mb < kM; ++mb) {
+      TINY_CHECK(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
+      TINY_TOKEN(o, pipe_rt_act_offload(c, s, mb, 0));
+      TINY_CHECK(pipe_rt_act_wait(c, o));
+    }
+    TINY_CHECK(pipe_rt_act_ps_release(c, s, 0));
+  }
+  int64_t updates[2];
+  for (int s = 1; s >= 0; --s) {
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, t));
+    for (int mb = 0; mb < kM; ++mb) {
+      TINY_TOKEN(p, pipe_rt_act_prefetch(c, s, mb, 0));
+      TINY_CHECK(pipe_rt_act_wait(c, p));
+      if (s == 0)
+        TINY_CHECK(pipe_rt_act_recompute(c, s, mb, 0, -1));
+      TINY_CHECK(pipe_rt_act_backward(c, s, mb, 0, -1, 0));
+    }
+    TINY_TOKEN(push, pipe_rt_act_ps_push(c, s, 0));
+    TINY_CHECK(pipe_rt_act_wait(c, push));
+    TINY_TOKEN(u, pipe_rt_act_ps_update(c, s, 0));
+    updates[s] = u;
+    TINY_CHECK(pipe_rt_act_ps_release(c, s, 0));
+  }
+  TINY_CHECK(pipe_rt_act_wait(c, updates[1]));
+  TINY_CHECK(pipe_rt_act_wait(c, updates[0]));
+  return 0;
+}
+
+//===--- Programs and sessions --------------------------------------------===//
+
+struct Program {
+  int32_t abi = PIPE_RT_ABI_VERSION;
+  std::string manifest;
+  std::map<std::string, void *> symbols;
+  static void *lookup(void *self, const char *name) {
+    auto *p = static_cast<Program *>(self);
+    if (!std::strcmp(name, "pipe_program_abi_version"))
+      return &p->abi;
+    if (!std::strcmp(name, "pipe_program_manifest"))
+      return const_cast<char *>(p->manifest.c_str());
+    auto it = p->symbols.find(name);
+    return it == p->symbols.end() ? nullptr : it->second;
+  }
+};
+
+enum class Sched { OneDevice, TwoDevices, Tied, PipeDream, L2L };
+
+template <bool kGpu> Program makeProgram(Sched sched) {
+  bool tied = sched == Sched::Tied;
+  int devices = sched == Sched::TwoDevices || tied ? 2 : 1;
+  int steps = sched == Sched::PipeDream ? 2 : 1;
+  int mbs = sched == Sched::PipeDream ? 1 : kM;
+  const char *kind = sched == Sched::PipeDream ? "pipedream" : "gpipe";
+  std::string w2 = tied ? "0" : "1";
+  Program p;
+  std::string m = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
+                  "\ntype 0 f32 1 2\ntype 1 f32 0\nparam 0 w1 0 1\n"
+                  "param 1 w2 0 1\nvalue 0 0\nvalue 1 0\nvalue 2 0\n"
+                  "value 3 1\ninput 0 0\nloss 3 1\n"
+                  "function 0 f0 2 0 0 1 0\nfunction 1 g0w 3 0 0 0 1 0\n"
+                  "function 2 f1 2 0 0 1 0\nfunction 3 g1i 3 0 0 0 1 0\n"
+                  "function 4 g1w 3 0 0 0 1 0\nfunction 5 f2 1 0 2 1 0\n"
+                  "function 6 g2i 3 0 1 0 1 0\n"
+                  "run 0 r0 0 -1 1 0 1 0 1 0 1 1 1 0 1 0 1 0\n"
+                  "run 1 r1 2 3 4 0 1 " +
+                  w2 +
+                  " 1 1 1 2 1 0 1 0 1 0\n"
+                  "run 2 r2 5 6 -1 1 0 1 2 1 3 1 0 1 0 0\n"
+                  "stage 0 s0 0 1 0\nstage 1 s1 " +
+                  std::to_string(devices - 1) +
+                  " 2 1 2\nedge 0 1 1 1\nschedule 0 main " + kind + " " +
+                  std::to_string(devices) + " " + std::to_string(mbs) + " " +
+                  std::to_string(steps) + " 0\n";
+  for (int d = 0; d < devices; ++d)
+    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
+  if (sched == Sched::L2L)
+    m += "ps 0 0\nps 0 1\n";
+  m += "owns 0 0 1 0\nowns 0 1 1 " + w2 + "\nend\n";
+  p.manifest = m;
+  p.symbols = {{"f0", (void *)f0<kGpu>},   {"g0w", (void *)g0w<kGpu>},
+               {"f1", (void *)f1<kGpu>},   {"g1i", (void *)g1i<kGpu>},
+               {"g1w", (void *)g1w<kGpu>}, {"f2", (void *)f2<kGpu>},
+               {"g2i", (void *)g2i<kGpu>}};
+  switch (sched) {
+  case Sched::OneDevice:
+    p.symbols["dev0"] = (void *)oneDevice;
+    break;
+  case Sched::TwoDevices:
+    p.symbols["dev0"] = (void *)twoDev0<false>;
+    p.symbols["dev1"] = (void *)twoDev1<false>;
+    break;
+  case Sched::Tied:
+    p.symbols["dev0"] = (void *)twoDev0<true>;
+    p.symbols["dev1"] = (void *)twoDev1<true>;
+    break;
+  case Sched::PipeDream:
+    p.symbols["dev0"] = (void *)pipedream;
+    break;
+  case Sched::L2L:
+    p.symbols["dev0"] = (void *)l2l;
+    break;
+  }
+  return p;
+}
+
+inline std::string writeWeights(const std::string &dir) {
+  static const float w1[2] = {0.5f, -1.0f}, w2[2] = {2.0f, 0.25f};
+  std::string path =
+      dir + "tiny-" + std::to_string(::getpid()) + ".safetensors";
+  std::vector<pipe_rt::StWriteTensor> ts = {{"w1", "F32", {2}, w1},
+                                            {"w2", "F32", {2}, w2}};
+  std::string error;
+  pipe_rt::writeSafetensors(path, ts, error);
+  return path;
+}
+
+inline const std::vector<std::vector<float>> &data() {
+  static const std::vector<std::vector<float>> d = {
+      {1, 2}, {-1, 0.5f}, {3, -2}, {0.25f, 4}};
+  return d;
+}
+
+/// Runs `rounds` runs of `p` (AdamW, the defaults); fills the losses and the
+/// final params. `enable` (may be null) prepares the session (a backend).
+inline std::string train(Program &p, const std::string &weights, int rounds,
+                         std::vector<float> &losses, std::vector<float> &params,
+                         int (*enable)(pipe_rt_session *, std::string &)) {
+  pipe_rt_session_options o;
+  pipe_rt_session_options_init(&o);
+  o.weights_path = weights.c_str();
+  o.optimizer_threads = 1;
+  o.watchdog_seconds = 20;
+  pipe_rt_session *s = nullptr;
+  char buf[512] = "";
+  if (pipe_rt_session_create(Program::lookup, &p, &o, &s, buf, sizeof(buf)))
+    return std::string("create: ") + buf;
+  std::string error;
+  if (enable && enable(s, error)) {
+    pipe_rt_session_destroy(s);
+    return "enable: " + error;
+  }
+  int steps = 0, mbs = 0;
+  pipe_rt_session_schedule_info(s, 0, nullptr, &mbs, &steps);
+  std::vector<const void *> in;
+  for (int i = 0; i < steps * mbs; ++i)
+    in.push_back(data()[i % data().size()].data());
+  losses.clear();
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<float> l(steps * mbs);
+    if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
+      error = std::string("run: ") + pipe_rt_session_error(s);
+      pipe_rt_session_destroy(s);
+      return error;
+    }
+    losses.insert(losses.end(), l.begin(), l.end());
+  }
+  params.assign(4, 0);
+  pipe_rt_session_read_param(s, 0, params.data());
+  pipe_rt_session_read_param(s, 1, params.data() + 2);
+  pipe_rt_session_destroy(s);
+  return "";
+}
+
+} // namespace tiny
+
+#endif // PIPE_TEST_UNIT_RUNTIME_TINYPROGRAM_H
