@@ -75,26 +75,29 @@ def main():
     p.add_argument("--build", default=os.path.join(HERE, "..", "..", "build"))
     a = p.parse_args()
     results = []
-    for blas in ("1", "2"):
-        env = {"OPENBLAS_NUM_THREADS": blas}
+    # PyTorch: its best settings, with OpenBLAS's own kernel choice and with
+    # the SkylakeX kernels pipe-train's BLAS tuning picks on this CPU.
+    for coretype in ("", "SkylakeX"):
         for threads in (1, 2):
+            env = {"OPENBLAS_NUM_THREADS": str(threads)}
+            if coretype:
+                env["OPENBLAS_CORETYPE"] = coretype
             results.append(torch_run(a.steps, threads, env))
-        results.append(pipe_train(
-            a.build, a.steps, "1 device, 1 micro-batch",
-            ["--devices", "1", "--microbatches", "1"], env))
-        results.append(pipe_train(
-            a.build, a.steps, "2 devices, 1f1b, 4 micro-batches",
-            ["--devices", "2", "--schedule", "1f1b", "--microbatches", "4"],
-            env))
+    # pipe-train with its default BLAS tuning (docs/trainer.md).
+    results.append(pipe_train(a.build, a.steps, "1 device, 1 micro-batch",
+                              ["--devices", "1", "--microbatches", "1"], {}))
+    results.append(pipe_train(
+        a.build, a.steps, "2 devices, 1f1b, 4 micro-batches",
+        ["--devices", "2", "--schedule", "1f1b", "--microbatches", "4"], {}))
     for r in results:
         print(json.dumps(r))
-    print("\n| system | configuration | OPENBLAS_NUM_THREADS | tokens/s | "
+    print("\n| system | configuration | environment | tokens/s | "
           "peak RSS (MiB) | compile (s) |")
     print("|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['system']} | {r['config']} | "
-              f"{r['env']['OPENBLAS_NUM_THREADS']} | {r['tokens_per_s']:.0f} | "
-              f"{r.get('peak_rss_mib', 0):.0f} | "
+        env = " ".join(f"{k}={v}" for k, v in r["env"].items()) or "(tuned)"
+        print(f"| {r['system']} | {r['config']} | {env} | "
+              f"{r['tokens_per_s']:.0f} | {r.get('peak_rss_mib', 0):.0f} | "
               f"{r.get('compile_s', float('nan')):.1f} |")
 
 

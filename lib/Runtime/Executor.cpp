@@ -300,9 +300,8 @@ Buffer::~Buffer() {
     run->memory->freeHost(data);
 }
 
-int pipe_rt::allocBuffer(RunState &run, int d, uint64_t bytes,
-                         const char *what, BufferPtr &out,
-                         std::string &error) {
+int pipe_rt::allocBuffer(RunState &run, int d, uint64_t bytes, const char *what,
+                         BufferPtr &out, std::string &error) {
   auto b = std::make_shared<Buffer>();
   b->run = &run;
   b->bytes = bytes;
@@ -392,8 +391,7 @@ double RunState::now() const {
 }
 
 void RunState::traceEvent(const std::string &name, const char *category,
-                          TrackKind kind, int index, double start,
-                          double end) {
+                          TrackKind kind, int index, double start, double end) {
   if (!session->tracing)
     return;
   std::lock_guard<std::mutex> lock(session->traceMu);
@@ -417,7 +415,7 @@ struct pipe_rt::PendingToken {
   JobQueue::JobPtr job;
   /// Runs on the device thread once the transfer/job succeeded.
   std::function<int(std::string &)> onDone;
-  BufferPtr keepAlive; // a recv's target buffer
+  BufferPtr keepAlive;                  // a recv's target buffer
   std::shared_ptr<uint64_t> inFlightId; // a by-reference recv's target
   std::string what;
   double start = 0;
@@ -470,13 +468,13 @@ int checkAction(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
   if (stage < 0 || stage >= int(m.stages.size()))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such stage");
   if (m.stages[stage].device != ctx->device)
-    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                what + format(": the stage is on device %d",
-                              m.stages[stage].device));
+    return fail(
+        ctx, PIPE_RT_INVALID_ARGUMENT,
+        what + format(": the stage is on device %d", m.stages[stage].device));
   if (mb < -1 || mb >= x.microbatches)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                what + format(": micro-batch out of range (%d)",
-                              x.microbatches));
+                what +
+                    format(": micro-batch out of range (%d)", x.microbatches));
   if (step < 0 || step >= x.steps)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + format(": step out of range (%d)", x.steps));
@@ -496,8 +494,8 @@ int addInto(Buffer &dst, const Buffer &src, const TypeInfo &t,
 int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
           BufferPtr &out) {
   std::string error;
-  int st = allocBuffer(*ctx->run, ctx->device, t.bytes(), what.c_str(), out,
-                       error);
+  int st =
+      allocBuffer(*ctx->run, ctx->device, t.bytes(), what.c_str(), out, error);
   if (st == PIPE_RT_OK)
     st = ctx->run->memory->zero(ctx->device, Lane::Compute, out->data,
                                 t.bytes(), error);
@@ -706,8 +704,8 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
                       what + format(": value %d was not stashed", vid));
         if (int k = m.inputIndex[vid]; k >= 0) {
           std::string error;
-          if (int st = allocBuffer(run, ctx->device, t.bytes(),
-                                   "graph input", b, error))
+          if (int st = allocBuffer(run, ctx->device, t.bytes(), "graph input",
+                                   b, error))
             return fail(ctx, st, what + ": " + error);
           const void *src =
               run.inputs[(size_t(step) * run.schedule->microbatches + mb) *
@@ -728,8 +726,7 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
                                       "on the device (missing recv or "
                                       "forward?)",
                                       vid,
-                                      p >= 0 ? m.stages[p].name.c_str()
-                                             : "?"));
+                                      p >= 0 ? m.stages[p].name.c_str() : "?"));
           }
           b = v->second.first;
           if (--v->second.second <= 0)
@@ -765,15 +762,14 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
           continue;
         size_t idx = size_t(step) * run.schedule->microbatches + mb;
         std::string error;
-        if (int st = toHost(run, Lane::Compute, &run.losses[idx],
-                            *locals[vid], 4, error))
+        if (int st = toHost(run, Lane::Compute, &run.losses[idx], *locals[vid],
+                            4, error))
           return fail(ctx, st, what + ": reading the loss: " + error);
         run.lossSeen[idx] = true;
         if (run.schedule->forwardOnly)
           continue;
         BufferPtr seed;
-        if (int st = allocBuffer(run, ctx->device, 4, "loss seed", seed,
-                                 error))
+        if (int st = allocBuffer(run, ctx->device, 4, "loss seed", seed, error))
           return fail(ctx, st, what + ": " + error);
         float seedValue = float(m.lossSeed / run.schedule->microbatches);
         if (int st = toDevice(run, Lane::Compute, *seed, &seedValue, 4, error))
@@ -796,8 +792,8 @@ int accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t,
   return addInto(*slot, *b, t, error);
 }
 
-int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step,
-                int version, int part, const std::string &what) {
+int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
+                int part, const std::string &what) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
   const StageInfo &stage = m.stages[sid];
@@ -958,8 +954,9 @@ int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
   });
   if (r.arrived.size() != participants.size()) {
     if (run.failed)
-      return fail(ctx, PIPE_RT_ABORTED, what + ": aborted by an error on "
-                                               "another device");
+      return fail(ctx, PIPE_RT_ABORTED,
+                  what + ": aborted by an error on "
+                         "another device");
     std::string missing;
     for (int d : participants)
       if (!r.arrived.count(d))
@@ -1079,9 +1076,8 @@ int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
   return st;
 }
 
-int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage,
-                             int32_t mb, int32_t step, int32_t version,
-                             int32_t part) {
+int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step, int32_t version, int32_t part) {
   if (!ctx)
     return PIPE_RT_INVALID_ARGUMENT;
   const char *name = part == 1   ? "backward.input"
@@ -1108,9 +1104,8 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     return -PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what =
-      describe(ctx, kind == 0 ? "send activation" : "send gradient", src, mb,
-               step);
+  std::string what = describe(
+      ctx, kind == 0 ? "send activation" : "send gradient", src, mb, step);
   if (int st = checkAction(ctx, what, src, mb, step))
     return -st;
   if ((kind != 0 && kind != 1) || dst < 0 || dst >= int(m.stages.size()))
@@ -1172,9 +1167,8 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
   auto t = std::make_shared<PendingToken>();
   t->what = what;
   t->start = run.now();
-  t->link = run.tracing()
-                ? run.linkIndex(ctx->device, m.stages[dst].device)
-                : -1;
+  t->link =
+      run.tracing() ? run.linkIndex(ctx->device, m.stages[dst].device) : -1;
   int st = pipe_rt_send(run.devs, ctx->device, &key, payload.data(),
                         payload.size(), &t->channel);
   if (st != PIPE_RT_OK)
@@ -1188,9 +1182,8 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     return -PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what =
-      describe(ctx, kind == 0 ? "recv activation" : "recv gradient", dst, mb,
-               step);
+  std::string what = describe(
+      ctx, kind == 0 ? "recv activation" : "recv gradient", dst, mb, step);
   if (int st = checkAction(ctx, what, dst, mb, step))
     return -st;
   if ((kind != 0 && kind != 1) || src < 0 || src >= int(m.stages.size()))
@@ -1219,8 +1212,8 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     target = t->keepAlive->data;
   }
   pipe_rt_channel_key key{kind, src, dst, mb, step};
-  int st = pipe_rt_recv(run.devs, ctx->device, &key, target, total,
-                        &t->channel);
+  int st =
+      pipe_rt_recv(run.devs, ctx->device, &key, target, total, &t->channel);
   if (st != PIPE_RT_OK)
     return -fail(ctx, st, what + ": " + pipe_rt_last_error(run.devs));
   int device = ctx->device;
@@ -1264,8 +1257,7 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
       if (!inFlightId)
         std::memcpy(b->data, src, t.bytes());
       else if (!refs[i])
-        st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(),
-                              error);
+        st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(), error);
       else
         st = run.memory->copyPeer(device, b->data, srcDevice, refs[i]->data,
                                   t.bytes(), error);
@@ -1343,8 +1335,8 @@ int64_t submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue, TrackKind kind,
   t->job = queue.submit([=](std::string &error) {
     double t0 = run->now();
     int st = work(error);
-    run->traceEvent(label, category, kind,
-                    kind == TrackKind::Host ? 0 : device, t0, run->now());
+    run->traceEvent(label, category, kind, kind == TrackKind::Host ? 0 : device,
+                    t0, run->now());
     return st;
   });
   if (submitted)
@@ -1443,9 +1435,9 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
       continue;
     std::string error;
     std::string label = "param '" + m.params[pid].name + "'";
-    if (int st = allocBuffer(run, ctx->device,
-                             m.types[m.params[pid].type].bytes(),
-                             label.c_str(), dp.value, error)) {
+    if (int st =
+            allocBuffer(run, ctx->device, m.types[m.params[pid].type].bytes(),
+                        label.c_str(), dp.value, error)) {
       ds.params.erase(pid);
       return -fail(ctx, st, what + ": " + error);
     }
@@ -1461,24 +1453,24 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
         updates.push_back(it->second);
     }
   }
-  return submitJob(ctx, *ds.h2d, TrackKind::H2D, "h2d", what,
-                   [runp, copies, updates](std::string &error) {
-                     if (int st = waitFor(updates)) {
-                       error = "an earlier ps.update of these params failed";
-                       return st;
-                     }
-                     for (auto &[pid, b] : copies) {
-                       const unsigned char *src;
-                       {
-                         std::lock_guard<std::mutex> lock(runp->psMu);
-                         src = runp->psMaster[pid].data();
-                       }
-                       if (int st = toDevice(*runp, Lane::H2D, *b, src,
-                                             b->bytes, error))
-                         return st;
-                     }
-                     return int(PIPE_RT_OK);
-                   });
+  return submitJob(
+      ctx, *ds.h2d, TrackKind::H2D, "h2d", what,
+      [runp, copies, updates](std::string &error) {
+        if (int st = waitFor(updates)) {
+          error = "an earlier ps.update of these params failed";
+          return st;
+        }
+        for (auto &[pid, b] : copies) {
+          const unsigned char *src;
+          {
+            std::lock_guard<std::mutex> lock(runp->psMu);
+            src = runp->psMaster[pid].data();
+          }
+          if (int st = toDevice(*runp, Lane::H2D, *b, src, b->bytes, error))
+            return st;
+        }
+        return int(PIPE_RT_OK);
+      });
 }
 
 int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
@@ -1504,28 +1496,29 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
   }
   RunState *runp = &run;
   JobQueue::JobPtr job;
-  int64_t token = submitJob(ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
-                   [runp, grads](std::string &error) {
-                     std::vector<unsigned char> staging;
-                     for (auto &[pid, g] : grads) {
-                       size_t n = g->bytes / 4;
-                       std::vector<float> *acc;
-                       {
-                         std::lock_guard<std::mutex> lock(runp->psMu);
-                         acc = &runp->psAccum[pid];
-                       }
-                       acc->resize(n, 0.0f);
-                       int st;
-                       const float *src = reinterpret_cast<const float *>(
-                           hostView(*runp, Lane::D2H, *g, staging, error, st));
-                       if (st != PIPE_RT_OK)
-                         return st;
-                       for (size_t i = 0; i < n; ++i)
-                         (*acc)[i] += src[i];
-                     }
-                     return int(PIPE_RT_OK);
-                   },
-                   &job);
+  int64_t token = submitJob(
+      ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
+      [runp, grads](std::string &error) {
+        std::vector<unsigned char> staging;
+        for (auto &[pid, g] : grads) {
+          size_t n = g->bytes / 4;
+          std::vector<float> *acc;
+          {
+            std::lock_guard<std::mutex> lock(runp->psMu);
+            acc = &runp->psAccum[pid];
+          }
+          acc->resize(n, 0.0f);
+          int st;
+          const float *src = reinterpret_cast<const float *>(
+              hostView(*runp, Lane::D2H, *g, staging, error, st));
+          if (st != PIPE_RT_OK)
+            return st;
+          for (size_t i = 0; i < n; ++i)
+            (*acc)[i] += src[i];
+        }
+        return int(PIPE_RT_OK);
+      },
+      &job);
   if (token > 0) {
     std::lock_guard<std::mutex> lock(run.psMu);
     for (auto &[pid, g] : grads)
@@ -1628,8 +1621,8 @@ int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,
   return PIPE_RT_OK;
 }
 
-int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage,
-                            int32_t mb, int32_t step) {
+int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                            int32_t step) {
   if (!ctx)
     return -PIPE_RT_INVALID_ARGUMENT;
   std::string what = describe(ctx, "offload", stage, mb, step);
@@ -1644,8 +1637,8 @@ int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage,
                    });
 }
 
-int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage,
-                             int32_t mb, int32_t step) {
+int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step) {
   if (!ctx)
     return -PIPE_RT_INVALID_ARGUMENT;
   std::string what = describe(ctx, "prefetch", stage, mb, step);
@@ -1729,16 +1722,17 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
     pipe_rt_optim_update u = makeUpdate(run.session, value, state, gradValue,
                                         size_t(t.numel), scale);
     if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
-      return fail(ctx, st, what + ": the optimizer rejected the update of '" +
-                               p.name + "' (bad hyper-parameters?)");
+      return fail(ctx, st,
+                  what + ": the optimizer rejected the update of '" + p.name +
+                      "' (bad hyper-parameters?)");
     if (!paramStaging.empty())
-      if (int st = toDevice(run, Lane::Compute, *dp.value, value, t.bytes(),
-                            error))
+      if (int st =
+              toDevice(run, Lane::Compute, *dp.value, value, t.bytes(), error))
         return fail(ctx, st, what + ": " + error);
     ++state.step;
   }
-  run.traceEvent(what.substr(what.find(':') + 2), "compute",
-                 TrackKind::Compute, ctx->device, t0, run.now());
+  run.traceEvent(what.substr(what.find(':') + 2), "compute", TrackKind::Compute,
+                 ctx->device, t0, run.now());
   return PIPE_RT_OK;
 }
 
@@ -1789,9 +1783,9 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
             if (int st = allocBuffer(run, ctx->device, g->bytes, what.c_str(),
                                      local, error))
               return fail(ctx, st, what + ": " + error);
-            if (int st = run.memory->copyPeer(ctx->device, local->data,
-                                              g->device, g->data, g->bytes,
-                                              error))
+            if (int st =
+                    run.memory->copyPeer(ctx->device, local->data, g->device,
+                                         g->data, g->bytes, error))
               return fail(ctx, st, what + ": " + error);
           }
           if (int st = addInto(*total, *local, t, error))
@@ -1884,8 +1878,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   for (size_t p = 0; p < m.params.size(); ++p) {
     if (run->psParam[p] && !run->holders[p].empty())
       return runFail(PIPE_RT_INVALID_ARGUMENT,
-                     "param '" + m.params[p].name + "' is read by a parameter "
-                     "server stage and by a device stage");
+                     "param '" + m.params[p].name +
+                         "' is read by a parameter "
+                         "server stage and by a device stage");
     if (m.params[p].trainable)
       run->clipDevices.insert(run->holders[p].begin(), run->holders[p].end());
   }
@@ -1995,8 +1990,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       const Buffer &v = *run->devices[first]->params[int(p)].value;
       std::string error;
       finals[p].resize(v.bytes);
-      if (int st = toHost(*run, Lane::D2H, finals[p].data(), v, v.bytes,
-                          error))
+      if (int st = toHost(*run, Lane::D2H, finals[p].data(), v, v.bytes, error))
         return runFail(st, "reading param '" + m.params[p].name +
                                "' back: " + error);
       for (int d : holders) {

@@ -6,10 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SafetensorsIO.h"
 #include "Session.h"
+#include "SafetensorsIO.h"
 
 #include <algorithm>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cstdio>
 #include <cstring>
 
@@ -19,11 +22,16 @@ namespace {
 
 const char *stDtypeOf(DType t) {
   switch (t) {
-  case DType::F32: return "F32";
-  case DType::F64: return "F64";
-  case DType::I64: return "I64";
-  case DType::I32: return "I32";
-  case DType::I1: return "BOOL";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I64:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
   }
   return "?";
 }
@@ -55,6 +63,21 @@ void pipe_rt_session_options_init(pipe_rt_session_options *o) {
   o->sgd = {1e-3f, 0, 0, 0, 0};
 }
 
+/// Block code allocates and frees its intermediates on every call. glibc
+/// serves blocks above 128 KiB with mmap and unmaps them at free, so every
+/// call would fault its buffers in again (15% of a training step of the
+/// default model); kept in the heap they are reused.
+static void keepBlockBuffersInHeap() {
+#ifdef __GLIBC__
+  static bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)done;
+#endif
+}
+
 int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
                            const pipe_rt_session_options *options,
                            pipe_rt_session **out, char *error,
@@ -68,12 +91,13 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   if (!lookup || !options || !out)
     return bad(PIPE_RT_INVALID_ARGUMENT, "pipe_rt_session_create: null "
                                          "argument");
+  keepBlockBuffersInHeap();
   if (!options->weights_path)
     return bad(PIPE_RT_INVALID_ARGUMENT, "no weights file given");
   if (!(options->watchdog_seconds > 0))
     return bad(PIPE_RT_INVALID_ARGUMENT, "the watchdog must be > 0 s");
-  auto *abi =
-      static_cast<const int32_t *>(lookup(userData, "pipe_program_abi_version"));
+  auto *abi = static_cast<const int32_t *>(
+      lookup(userData, "pipe_program_abi_version"));
   if (!abi)
     return bad(PIPE_RT_INVALID_ARGUMENT,
                "symbol 'pipe_program_abi_version' not found (not a compiled "
@@ -139,8 +163,7 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
                      shapeString(st->shape) + ", the program expects " +
                      stDtypeOf(t.dtype) + " " + shapeString(t.shape));
     SessionParam sp;
-    sp.value.assign(file.data.begin() + st->begin,
-                    file.data.begin() + st->end);
+    sp.value.assign(file.data.begin() + st->begin, file.data.begin() + st->end);
     s->params.push_back(std::move(sp));
   }
   s->options = *options;
@@ -190,8 +213,7 @@ int pipe_rt_session_run(pipe_rt_session *session, int schedule,
 }
 
 int pipe_rt_session_schedule_info(pipe_rt_session *session, int schedule,
-                                  int *devices, int *microbatches,
-                                  int *steps) {
+                                  int *devices, int *microbatches, int *steps) {
   if (!session || schedule < 0 ||
       schedule >= int(session->manifest.schedules.size()))
     return PIPE_RT_INVALID_ARGUMENT;
@@ -302,8 +324,8 @@ int pipe_rt_session_save(pipe_rt_session *session, const char *path,
     const ParamInfo &info = m.params[p];
     const TypeInfo &t = m.types[info.type];
     SessionParam &sp = session->params[p];
-    tensors.push_back({info.name, stDtypeOf(t.dtype), t.shape,
-                       sp.value.data()});
+    tensors.push_back(
+        {info.name, stDtypeOf(t.dtype), t.shape, sp.value.data()});
     if (!info.trainable)
       continue;
     step = std::max(step, sp.step);
@@ -447,15 +469,19 @@ int pipe_rt_session_write_trace(pipe_rt_session *session, const char *path) {
   }
   names.push_back("host optimizer");
   for (auto &[from, to] : session->traceLinks)
-    names.push_back("link " + std::to_string(from) + "->" +
-                    std::to_string(to));
+    names.push_back("link " + std::to_string(from) + "->" + std::to_string(to));
   auto trackOf = [&](const TraceEvent &e) {
     switch (e.kind) {
-    case TrackKind::Compute: return e.index;
-    case TrackKind::H2D: return numDevices + 2 * e.index;
-    case TrackKind::D2H: return numDevices + 2 * e.index + 1;
-    case TrackKind::Host: return 3 * numDevices;
-    case TrackKind::Link: return 3 * numDevices + 1 + e.index;
+    case TrackKind::Compute:
+      return e.index;
+    case TrackKind::H2D:
+      return numDevices + 2 * e.index;
+    case TrackKind::D2H:
+      return numDevices + 2 * e.index + 1;
+    case TrackKind::Host:
+      return 3 * numDevices;
+    case TrackKind::Link:
+      return 3 * numDevices + 1 + e.index;
     }
     return 0;
   };

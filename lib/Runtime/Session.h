@@ -76,10 +76,10 @@ private:
 /// A param as one device holds it.
 struct DeviceParam {
   BufferPtr value;
-  int updates = 0;                  // updates in this run
+  int updates = 0;                   // updates in this run
   std::map<int, BufferPtr> versions; // weight stash: version -> value
-  std::set<int> updatedSteps;       // steps already applied on this device
-  int loads = 0;                    // ps stages: outstanding ps.load
+  std::set<int> updatedSteps;        // steps already applied on this device
+  int loads = 0;                     // ps stages: outstanding ps.load
 };
 
 /// A run's stash of one stage for one (step, mb).
@@ -88,10 +88,10 @@ struct StageStash {
     std::vector<BufferPtr> inputs, saved, cotangents;
     bool weightDone = false; // the fused backward produced its gradients
   };
-  bool full = false;           // every run's inputs and saved
-  bool inputDone = false;      // backward part 1 ran
+  bool full = false;                 // every run's inputs and saved
+  bool inputDone = false;            // backward part 1 ran
   std::map<int, BufferPtr> external; // stage inputs from outside the stage
-  std::vector<Run> runs;       // by position in the stage
+  std::vector<Run> runs;             // by position in the stage
 };
 
 /// Where a trace event goes; mapped to the simulator's track numbers when
@@ -130,7 +130,7 @@ struct DeviceState {
 };
 
 struct SessionParam {
-  std::vector<unsigned char> value; // manifest dtype, dense
+  std::vector<unsigned char> value;  // manifest dtype, dense
   std::vector<float> state0, state1; // optimizer state (f32 params)
   int64_t step = 0;                  // optimizer updates so far
 };
@@ -149,8 +149,8 @@ struct pipe_rt_session {
   pipe_rt::Manifest manifest;
   pipe_rt_session_options options;
   std::string weightsPath;
-  std::vector<void *> functions;               // by function id
-  std::vector<std::vector<void *>> programs;   // [schedule][device]
+  std::vector<void *> functions;             // by function id
+  std::vector<std::vector<void *>> programs; // [schedule][device]
   std::vector<pipe_rt::SessionParam> params;
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
@@ -231,8 +231,8 @@ struct RunState {
   ~RunState();
   double now() const;
   bool tracing() const { return session->tracing; }
-  void traceEvent(const std::string &name, const char *category,
-                  TrackKind kind, int index, double start, double end);
+  void traceEvent(const std::string &name, const char *category, TrackKind kind,
+                  int index, double start, double end);
   int linkIndex(int from, int to);
 };
 
