@@ -20,13 +20,7 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
-tools = ["pipe-opt"]
-tools.append("pipe-gen")
-tools.extend(["pipe-compile", "pipe-runner"])
-# The host back end (test/e2e): pipe-runner is a plain CMake executable built
-# in its own directory (it links only the runtime), not in bin/.
-tool_dirs.append(os.path.join(config.pipe_obj_root, "tools", "pipe-runner"))
-tools.extend(["pipe-compile", "pipe-runner"])
+tools = ["pipe-opt", "pipe-gen", "pipe-compile", "pipe-runner", "pipe-train"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The CUDA back end (--pipe-host-to-cuda) runs ptxas at compile time; its
 # tests need the toolkit (not a GPU): `REQUIRES: cuda-toolkit`.

@@ -86,6 +86,13 @@ Output:
                          (next to this executable) instead of the JIT
   --compile-only         stop after compiling (with --artifact: the runner
                          command is printed)
+  --target cpu|cuda      cuda (with --artifact): block functions as sm_XX
+                         kernels and cuBLAS calls (docs/cuda-lowering.md);
+                         writes DIR/program.o and program.so for
+                         pipe-runner-cuda, and DIR/cpu.so, the same program
+                         for the CPU, as its reference (scripts/gpu-check)
+  --chip sm_NN           CUDA architecture (default sm_90)
+  --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
   -O N                   LLVM optimisation level (default 3)
 
@@ -103,6 +110,7 @@ struct CompileFlags {
   std::string partitioner, deviceModel, schedule = "1f1b",
                                         asyncWeights = "stash";
   bool recompute = false, constantMemory = false, compileOnly = false;
+  std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
 };
 
@@ -172,6 +180,12 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       flags.constantMemory = true;
     else if (a == "--artifact")
       ok = value(flags.artifact);
+    else if (a == "--target")
+      ok = value(flags.target);
+    else if (a == "--chip")
+      ok = value(flags.chip);
+    else if (a == "--gemm-precision")
+      ok = value(flags.gemmPrecision);
     else if (a == "--compile-only")
       flags.compileOnly = true;
     else if (a == "--emit-scheduled")
@@ -303,6 +317,47 @@ std::string schedulingPipeline(const CompileFlags &flags, unsigned instances) {
          ",pipe-print-summary";
 }
 
+/// --target cuda: DIR/program.o (+ .so where it links), DIR/cpu.so with
+/// the same program for the host as the reference, DIR/args, then
+/// pipe-runner-cuda unless --compile-only.
+int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
+                   const std::vector<std::string> &rest) {
+  OwningOpRef<ModuleOp> cpu = module.clone();
+  PassManager lowerCpu(module->getContext());
+  pipe::buildHostToLLVMPipeline(lowerCpu);
+  if (failed(lowerCpu.run(*cpu)))
+    return fail("lowering the CPU reference failed (see above)");
+  if (llvm::Error err = pipe::writeSharedLibrary(*cpu, (dir + "/cpu.so").str(),
+                                                 flags.optLevel))
+    return fail(llvm::toString(std::move(err)));
+  PassManager lowerCuda(module->getContext());
+  if (failed(pipe::buildHostToCudaPipeline(lowerCuda, flags.chip,
+                                           flags.gemmPrecision)))
+    return fail("invalid --chip or --gemm-precision", pipe_rt::ExitUsage);
+  if (failed(lowerCuda.run(module)))
+    return fail("lowering for CUDA failed (see above)");
+  if (llvm::Error err = pipe::writeObjectFile(
+          module, (dir + "/program.o").str(), flags.optLevel))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = pipe::writeSharedLibrary(
+          module, (dir + "/program.so").str(), flags.optLevel))
+    return fail(llvm::toString(std::move(err)));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream args((dir + "/args").str(), ec);
+    if (ec)
+      return fail("cannot write " + dir + "/args: " + ec.message());
+    args << llvm::join(rest, " ") << "\n";
+  }
+  std::printf("== CUDA artifact in %s: program.o/.so (%s, GEMMs %s), cpu.so "
+              "(reference), weights.safetensors, args\n"
+              "   check on the GPU machine: scripts/gpu-check prepare here, "
+              "then scripts/gpu-check run OUT there\n",
+              dir.str().c_str(), flags.chip.c_str(),
+              flags.gemmPrecision.c_str());
+  return pipe_rt::ExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -321,18 +376,23 @@ int main(int argc, char **argv) {
   // With no arguments pipe-train is the default run: byte-level GPT on
   // GPL-3, tuned to beat a smoothed bigram on the held-out text in about a
   // minute of this machine (docs/trainer.md).
+  // The user's flags come after these and override them; the same list
+  // goes to pipe-runner for an artifact.
+  rest.insert(rest.begin(),
+              {"--steps", "600", "--lr", "3e-3", "--min-lr", "1e-3", "--warmup",
+               "20", "--lr-schedule", "cosine", "--eval-every", "100"});
   pipe_rt::TrainerFlags trainer;
-  trainer.options.steps = 600;
-  trainer.options.lr = 3e-3f;
-  trainer.options.minLr = 1e-3f;
-  trainer.options.warmupSteps = 20;
-  trainer.options.lrSchedule = pipe_rt::LrSchedule::Cosine;
-  trainer.options.evalEvery = 100;
   if (!pipe_rt::parseTrainerFlags(rest, trainer, error))
     return fail(error, pipe_rt::ExitUsage);
   if (!trainer.positional.empty())
     return fail("unexpected argument '" + trainer.positional.front() +
                     "' (one MODEL.mlir at most; see --help)",
+                pipe_rt::ExitUsage);
+  if (flags.target != "cpu" && flags.target != "cuda")
+    return fail("--target must be cpu or cuda", pipe_rt::ExitUsage);
+  if (flags.target == "cuda" && flags.artifact.empty())
+    return fail("--target cuda needs --artifact DIR (the GPU program is run "
+                "by pipe-runner-cuda, not in-process)",
                 pipe_rt::ExitUsage);
   if (!trainer.weights.empty())
     return fail("--weights is pipe-runner's; pipe-train starts from the "
@@ -398,6 +458,8 @@ int main(int argc, char **argv) {
   if (failed(
           runPipeline(*module, "pipe-lower-to-host{weights=" + weights + "}")))
     return fail("lowering for the host failed (see above)");
+  if (flags.target == "cuda")
+    return compileForCuda(*module, flags, dir, rest);
   PassManager lower(&context);
   pipe::buildHostToLLVMPipeline(lower);
   if (failed(lower.run(*module)))

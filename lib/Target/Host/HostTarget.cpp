@@ -7,6 +7,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -76,6 +77,8 @@ void registerTranslations(ModuleOp module) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // CUDA-lowered programs embed their cubin through the GPU dialect.
+  registerAllGPUToLLVMIRTranslations(registry);
   module->getContext()->appendDialectRegistry(registry);
 }
 
@@ -124,8 +127,10 @@ void *HostJIT::lookupCallback(void *userData, const char *name) {
   return static_cast<HostJIT *>(userData)->lookup(name);
 }
 
-llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
-                                     unsigned optLevel) {
+/// Optimises and emits `module` as a PIC object file for this machine at
+/// `objectPath`.
+static llvm::Error emitObject(ModuleOp module, StringRef objectPath,
+                              unsigned optLevel) {
   initializeNativeTarget();
   registerTranslations(module);
   llvm::LLVMContext context;
@@ -152,6 +157,33 @@ llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
   if (llvm::Error err = transformer(llvmModule.get()))
     return err;
 
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write " + objectPath);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the target cannot emit object files");
+  codegen.run(*llvmModule);
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::writeObjectFile(ModuleOp module, StringRef path,
+                                  unsigned optLevel) {
+  llvm::SmallString<128> temporary(path);
+  temporary += ".tmp";
+  llvm::FileRemover removeTemporary(temporary);
+  if (llvm::Error err = emitObject(module, temporary, optLevel))
+    return err;
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
+    return llvm::createStringError(ec, "cannot write " + path);
+  removeTemporary.releaseFile();
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
+                                     unsigned optLevel) {
   // object file, then `cc -shared`, then rename: a failure at any point
   // leaves no partial library at `path`.
   llvm::SmallString<128> objectPath, libraryPath;
@@ -159,17 +191,8 @@ llvm::Error pipe::writeSharedLibrary(ModuleOp module, StringRef path,
           llvm::sys::fs::createTemporaryFile("pipe-program", "o", objectPath))
     return llvm::createStringError(ec, "cannot create a temporary file");
   llvm::FileRemover removeObject(objectPath);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return llvm::createStringError(ec, "cannot write " + objectPath);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return llvm::createStringError("the target cannot emit object files");
-    codegen.run(*llvmModule);
-  }
+  if (llvm::Error err = emitObject(module, objectPath, optLevel))
+    return err;
   libraryPath = path;
   libraryPath += ".tmp";
   llvm::FileRemover removeLibrary(libraryPath);

@@ -52,6 +52,12 @@ private:
 llvm::Error writeSharedLibrary(ModuleOp module, StringRef path,
                                unsigned optLevel = 3);
 
+/// Compiles `module` (LLVM dialect, host code, possibly with embedded GPU
+/// binaries) to a PIC object file at `path`, for linking elsewhere (the GPU
+/// machine, which has no MLIR).
+llvm::Error writeObjectFile(ModuleOp module, StringRef path,
+                            unsigned optLevel = 3);
+
 } // namespace mlir::pipe
 
 #endif // PIPE_TARGET_HOST_HOSTTARGET_H

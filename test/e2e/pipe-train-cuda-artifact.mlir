@@ -1,0 +1,34 @@
+// REQUIRES: cuda-toolkit
+//
+// pipe-train --target cuda: the trainer's compile half for the GPU machine.
+// It writes the CUDA-lowered program (object and shared library with the
+// sm_90 cubin), the same program lowered for the host as the reference
+// (cpu.so, trained here by scripts/gpu-check prepare), the initial weights
+// and the training arguments. Needs ptxas, not a GPU.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: pipe-train --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --devices 2 --target cuda --artifact %t/case --compile-only -O 0 --steps 3 | FileCheck %s
+// RUN: ls %t/case | FileCheck %s --check-prefix=FILES
+// RUN: cat %t/case/args | FileCheck %s --check-prefix=ARGS
+// RUN: llvm-nm %t/case/program.o | FileCheck %s --check-prefix=NM
+// RUN: pipe-runner %t/case/cpu.so --weights %t/case/weights.safetensors --steps 3 --log-every 1 | FileCheck %s --check-prefix=CPU
+// RUN: not pipe-train --target cuda --compile-only 2>&1 | FileCheck %s --check-prefix=NODIR
+
+// CHECK: == CUDA artifact in {{.*}}case: program.o/.so (sm_90, GEMMs f32), cpu.so (reference), weights.safetensors, args
+
+// FILES-DAG: args
+// FILES-DAG: cpu.so
+// FILES-DAG: program.o
+// FILES-DAG: program.so
+// FILES-DAG: weights.safetensors
+
+// ARGS: --steps 3
+
+// NM-DAG: U mgpuLaunchKernel
+// NM-DAG: U pipe_rt_act_forward
+// NM-DAG: T pipe_device_0_0
+// NM-DAG: T pipe_device_0_1
+
+// CPU: step 3/3
+
+// NODIR: --target cuda needs --artifact DIR
