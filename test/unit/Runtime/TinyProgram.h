@@ -23,6 +23,7 @@
 
 #include <cstring>
 #include <map>
+#include <ostream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -269,6 +270,13 @@ struct Program {
 };
 
 enum class Sched { OneDevice, TwoDevices, Tied, PipeDream, L2L };
+
+/// Names the schedule in test listings instead of dumping its bytes.
+inline void PrintTo(Sched sched, std::ostream *os) {
+  static const char *names[] = {"OneDevice", "TwoDevices", "Tied",
+                                "PipeDream", "L2L"};
+  *os << names[static_cast<int>(sched)];
+}
 
 template <bool kGpu> Program makeProgram(Sched sched) {
   bool tied = sched == Sched::Tied;
