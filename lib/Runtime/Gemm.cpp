@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmLayout.h"
+
 #include "pipe/Runtime/Program.h"
 
 #include <algorithm>
@@ -44,21 +46,15 @@ void gemmLoop(const float *a, const float *b, float *c, int64_t m, int64_t n,
     }
 }
 
-/// The BLAS layout of an operand with strides (rows, cols): row-major if the
-/// column stride is 1, transposed if the row stride is 1.
+/// The BLAS layout of an operand (GemmLayout.h) as cblas spells it.
 bool blasLayout(int64_t rowStride, int64_t colStride, int64_t rows,
                 int64_t cols, CBLAS_TRANSPOSE &trans, int64_t &ld) {
-  if (colStride == 1 && rowStride >= std::max<int64_t>(cols, 1)) {
-    trans = CblasNoTrans;
-    ld = rowStride;
-    return true;
-  }
-  if (rowStride == 1 && colStride >= std::max<int64_t>(rows, 1)) {
-    trans = CblasTrans;
-    ld = colStride;
-    return true;
-  }
-  return false;
+  bool transposed = false;
+  if (!pipe_rt::blasMatrixLayout(rowStride, colStride, rows, cols, transposed,
+                                 ld))
+    return false;
+  trans = transposed ? CblasTrans : CblasNoTrans;
+  return true;
 }
 
 struct UnrankedMemRef {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../GemmLayout.h"
 #include "Driver.h"
 
 #include "pipe/Runtime/CUDA.h"
@@ -21,23 +22,6 @@ using namespace pipe_rt;
 using namespace pipe_rt::cuda;
 
 namespace {
-
-/// The cuBLAS view of a row-major operand with strides (rows, cols): `op`
-/// applies to its column-major reading with leading dimension `ld`.
-bool blasLayout(int64_t rowStride, int64_t colStride, int64_t rows,
-                int64_t cols, bool &transposed, int64_t &ld) {
-  if (colStride == 1 && rowStride >= std::max<int64_t>(cols, 1)) {
-    transposed = false;
-    ld = rowStride;
-    return true;
-  }
-  if (rowStride == 1 && colStride >= std::max<int64_t>(rows, 1)) {
-    transposed = true;
-    ld = colStride;
-    return true;
-  }
-  return false;
-}
 
 cublasComputeType_t computeType(int32_t compute) {
   switch (compute) {
@@ -166,7 +150,7 @@ extern "C" void pipe_rt_cuda_gemm(const float *a, const float *b, float *c,
   bool ta, tb;
   int64_t lda = 0, ldb = 0;
   int64_t strideA = aStrides[0], strideB = bStrides[0];
-  if (!blasLayout(sam, sak, m, k, ta, lda)) {
+  if (!blasMatrixLayout(sam, sak, m, k, ta, lda)) {
     const int64_t st[3] = {aStrides[0], aStrides[1], aStrides[2]};
     void *p = pack(t, a, batch, m, k, st, error);
     if (!p) {
@@ -179,7 +163,7 @@ extern "C" void pipe_rt_cuda_gemm(const float *a, const float *b, float *c,
     lda = std::max<int64_t>(k, 1);
     strideA = m * k;
   }
-  if (!blasLayout(sbk, sbn, k, n, tb, ldb)) {
+  if (!blasMatrixLayout(sbk, sbn, k, n, tb, ldb)) {
     const int64_t st[3] = {bStrides[0], bStrides[1], bStrides[2]};
     void *p = pack(t, b, batch, k, n, st, error);
     if (!p) {
