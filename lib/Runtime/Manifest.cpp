@@ -125,6 +125,29 @@ int sectionOf(const std::string &kind) {
 
 } // namespace
 
+const char *safetensorsDType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I64:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "?";
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 bool parseManifest(const char *text, Manifest &m, std::string &error) {
   error.clear();
   m = Manifest();

@@ -19,6 +19,12 @@ namespace pipe_rt {
 
 enum class DType { F32, F64, I64, I32, I1 };
 
+/// The safetensors spelling of `dtype` ("F32", ..., "BOOL").
+const char *safetensorsDType(DType dtype);
+
+/// "[2, 16]": a shape as messages show it.
+std::string formatShape(const std::vector<int64_t> &shape);
+
 struct TypeInfo {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;

@@ -20,29 +20,6 @@ using namespace pipe_rt;
 
 namespace {
 
-const char *stDtypeOf(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I64:
-    return "I64";
-  case DType::I32:
-    return "I32";
-  case DType::I1:
-    return "BOOL";
-  }
-  return "?";
-}
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 void copyError(const std::string &msg, char *error, size_t size) {
   if (!error || !size)
     return;
@@ -157,11 +134,11 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
     if (!st)
       return bad(PIPE_RT_INVALID_ARGUMENT,
                  path + ": no tensor '" + p.name + "' (param of the program)");
-    if (st->dtype != stDtypeOf(t.dtype) || st->shape != t.shape)
+    if (st->dtype != safetensorsDType(t.dtype) || st->shape != t.shape)
       return bad(PIPE_RT_INVALID_ARGUMENT,
                  path + ": tensor '" + p.name + "' is " + st->dtype + " " +
-                     shapeString(st->shape) + ", the program expects " +
-                     stDtypeOf(t.dtype) + " " + shapeString(t.shape));
+                     formatShape(st->shape) + ", the program expects " +
+                     safetensorsDType(t.dtype) + " " + formatShape(t.shape));
     SessionParam sp;
     sp.value.assign(file.data.begin() + st->begin, file.data.begin() + st->end);
     s->params.push_back(std::move(sp));
@@ -325,7 +302,7 @@ int pipe_rt_session_save(pipe_rt_session *session, const char *path,
     const TypeInfo &t = m.types[info.type];
     SessionParam &sp = session->params[p];
     tensors.push_back(
-        {info.name, stDtypeOf(t.dtype), t.shape, sp.value.data()});
+        {info.name, safetensorsDType(t.dtype), t.shape, sp.value.data()});
     if (!info.trainable)
       continue;
     step = std::max(step, sp.step);
@@ -381,8 +358,8 @@ int pipe_rt_session_load(pipe_rt_session *session, const char *path,
     }
     if (out->dtype != dtype || out->shape != shape) {
       error = file_ + ": tensor '" + name + "' is " + out->dtype + " " +
-              shapeString(out->shape) + ", expected " + dtype + " " +
-              shapeString(shape);
+              formatShape(out->shape) + ", expected " + dtype + " " +
+              formatShape(shape);
       return false;
     }
     return true;
@@ -395,7 +372,7 @@ int pipe_rt_session_load(pipe_rt_session *session, const char *path,
     const ParamInfo &info = m.params[p];
     const TypeInfo &t = m.types[info.type];
     const StTensor *st;
-    if (!find(info.name, stDtypeOf(t.dtype), t.shape, st))
+    if (!find(info.name, safetensorsDType(t.dtype), t.shape, st))
       return bad(error);
     values.push_back(st);
     if (!info.trainable)

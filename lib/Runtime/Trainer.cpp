@@ -109,29 +109,6 @@ std::string jsonNumber(double v) {
   return std::isfinite(v) ? format("%.9g", v) : "null";
 }
 
-const char *stDtype(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I64:
-    return "I64";
-  case DType::I32:
-    return "I32";
-  case DType::I1:
-    return "BOOL";
-  }
-  return "?";
-}
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 bool fileExists(const std::string &path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
@@ -159,10 +136,10 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
       continue;
     }
     const TypeInfo &type = m.types[m.params[it->second].type];
-    if (t.dtype != stDtype(type.dtype) || t.shape != type.shape) {
+    if (t.dtype != safetensorsDType(type.dtype) || t.shape != type.shape) {
       error = path + ": tensor '" + t.name + "' is " + t.dtype + " " +
-              shapeString(t.shape) + ", the param is " + stDtype(type.dtype) +
-              " " + shapeString(type.shape);
+              formatShape(t.shape) + ", the param is " +
+              safetensorsDType(type.dtype) + " " + formatShape(type.shape);
       return false;
     }
     loads.push_back({it->second, &t});
@@ -201,7 +178,7 @@ bool saveParams(pipe_rt_session *session, const std::string &path,
   std::vector<StWriteTensor> tensors;
   for (size_t p = 0; p < m.params.size(); ++p) {
     const TypeInfo &t = m.types[m.params[p].type];
-    tensors.push_back({m.params[p].name, stDtype(t.dtype), t.shape,
+    tensors.push_back({m.params[p].name, safetensorsDType(t.dtype), t.shape,
                        session->params[p].value.data()});
   }
   return writeSafetensors(path, tensors, error);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainingData.h"
+#include "Manifest.h"
 
 #include <algorithm>
 #include <cctype>
@@ -50,13 +51,6 @@ uint64_t drawOffset(std::mt19937_64 &rng, uint64_t range, uint64_t &draws) {
 }
 
 namespace {
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
@@ -113,7 +107,7 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
       std::string s;
       for (size_t k = 0; k < inputs.size(); ++k)
         s += (k ? ", " : "") + inputs[k].dtype + " " +
-             shapeString(inputs[k].shape);
+             formatShape(inputs[k].shape);
       return inputs.empty() ? std::string("none") : s;
     };
     if (inputs.size() != 2 || !inputs[0].isInteger() ||
@@ -176,9 +170,9 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
           t->shape[0] >= 1 &&
           std::equal(shape.begin(), shape.end(), t->shape.begin() + 1);
       if (t->dtype != want || !shapeOk) {
-        std::string s = shapeString(shape);
+        std::string s = formatShape(shape);
         error = path + ": tensor '" + name + "' is " + t->dtype + " " +
-                shapeString(t->shape) + ", input " + std::to_string(k) +
+                formatShape(t->shape) + ", input " + std::to_string(k) +
                 " of the program needs " + want + " [N" +
                 (shape.empty() ? "" : ", ") + s.substr(1) + " with N >= 1";
         return false;
