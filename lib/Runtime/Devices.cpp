@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/Devices.h"
+#include "Format.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -28,19 +29,12 @@
 
 namespace {
 
+using pipe_rt::format;
+
 using KeyTuple = std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t>;
 
 KeyTuple toTuple(const pipe_rt_channel_key &k) {
   return KeyTuple(k.kind, k.src_stage, k.dst_stage, k.micro_batch, k.step);
-}
-
-std::string format(const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
 }
 
 /// "activation s0->s1 mb 3 step 0".

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Format.h"
 #include "Session.h"
 
 #include <algorithm>
@@ -29,15 +30,6 @@ void *hostAlloc(uint64_t bytes) {
   return ::operator new(size_t(bytes ? bytes : 1), kAlign, std::nothrow);
 }
 void hostFree(void *p) { ::operator delete(p, kAlign); }
-
-std::string format(const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
 
 void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
                  const int64_t *strides, size_t es) {

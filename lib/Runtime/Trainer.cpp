@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/Trainer.h"
+#include "Format.h"
 
 #include "SafetensorsIO.h"
 #include "Session.h"
@@ -71,16 +72,6 @@ private:
 };
 
 //===--- Formatting -------------------------------------------------------===//
-
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
 
 std::string duration(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8)

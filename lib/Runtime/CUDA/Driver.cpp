@@ -23,15 +23,6 @@
 namespace pipe_rt {
 namespace cuda {
 
-std::string format(const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
 std::string driverError(const char *call, CUresult r) {
   if (r == CUDA_ERROR_STUB_LIBRARY) // the stub cannot describe itself
     return format("%s: the CUDA driver is the toolkit's stub library (no GPU "

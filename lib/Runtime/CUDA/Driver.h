@@ -11,6 +11,8 @@
 #ifndef PIPE_RUNTIME_CUDA_DRIVER_H
 #define PIPE_RUNTIME_CUDA_DRIVER_H
 
+#include "../Format.h"
+
 #include <cublas_v2.h>
 #include <cuda.h>
 
@@ -24,7 +26,6 @@
 namespace pipe_rt {
 namespace cuda {
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /// "cuMemAlloc: out of memory (CUDA_ERROR_OUT_OF_MEMORY)".
 std::string driverError(const char *call, CUresult r);
 std::string blasError(const char *call, cublasStatus_t s);
