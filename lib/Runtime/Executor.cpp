@@ -1090,23 +1090,44 @@ int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
   return st;
 }
 
+/// The checks a send and a recv share; names the transfer in `what` and
+/// finds the values it carries (activations travel src -> dst along edge
+/// (src, dst), gradients back along the same edge).
+static int checkTransfer(pipe_rt_device_ctx *ctx, bool sending, int kind,
+                         int src, int dst, int mb, int step, std::string &what,
+                         const std::vector<int> *&values) {
+  const char *name = sending
+                         ? (kind == 0 ? "send activation" : "send gradient")
+                         : (kind == 0 ? "recv activation" : "recv gradient");
+  int local = sending ? src : dst, peer = sending ? dst : src;
+  what = describe(ctx, name, local, mb, step);
+  if (int st = checkAction(ctx, what, local, mb, step))
+    return st;
+  const Manifest &m = *ctx->run->m;
+  if ((kind != 0 && kind != 1) || peer < 0 || peer >= int(m.stages.size()))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + (sending ? ": bad kind or dst" : ": bad kind or src"));
+  what +=
+      (sending ? " to stage '" : " from stage '") + m.stages[peer].name + "'";
+  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
+                                     : std::make_pair(dst, src));
+  if (edge == m.edges.end())
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
+  values = &edge->second;
+  return PIPE_RT_OK;
+}
+
 int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
                          int32_t dst, int32_t mb, int32_t step) {
   if (!ctx)
     return -PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what = describe(
-      ctx, kind == 0 ? "send activation" : "send gradient", src, mb, step);
-  if (int st = checkAction(ctx, what, src, mb, step))
+  std::string what;
+  const std::vector<int> *values;
+  if (int st = checkTransfer(ctx, /*sending=*/true, kind, src, dst, mb, step,
+                             what, values))
     return -st;
-  if ((kind != 0 && kind != 1) || dst < 0 || dst >= int(m.stages.size()))
-    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad kind or dst");
-  what += " to stage '" + m.stages[dst].name + "'";
-  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
-                                     : std::make_pair(dst, src));
-  if (edge == m.edges.end())
-    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
   DeviceState &ds = deviceOf(ctx);
   std::vector<unsigned char> payload;
   // By reference: the buffers themselves (null: zeros), the payload being
@@ -1115,7 +1136,7 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
   {
     std::lock_guard<std::mutex> compute(ds.computeMu);
     std::lock_guard<std::mutex> lock(ds.mu);
-    for (int vid : edge->second) {
+    for (int vid : *values) {
       const TypeInfo &t = valueType(m, vid);
       size_t at = payload.size();
       if (!run.byReference)
@@ -1174,19 +1195,13 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     return -PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what = describe(
-      ctx, kind == 0 ? "recv activation" : "recv gradient", dst, mb, step);
-  if (int st = checkAction(ctx, what, dst, mb, step))
+  std::string what;
+  const std::vector<int> *values;
+  if (int st = checkTransfer(ctx, /*sending=*/false, kind, src, dst, mb, step,
+                             what, values))
     return -st;
-  if ((kind != 0 && kind != 1) || src < 0 || src >= int(m.stages.size()))
-    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad kind or src");
-  what += " from stage '" + m.stages[src].name + "'";
-  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
-                                     : std::make_pair(dst, src));
-  if (edge == m.edges.end())
-    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
   uint64_t total = 0;
-  for (int vid : edge->second)
+  for (int vid : *values)
     total += valueType(m, vid).bytes();
   auto t = std::make_shared<PendingToken>();
   t->what = what;
@@ -1209,7 +1224,6 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
   if (st != PIPE_RT_OK)
     return -fail(ctx, st, what + ": " + pipe_rt_last_error(run.devs));
   int device = ctx->device;
-  const std::vector<int> *values = &edge->second;
   BufferPtr buffer = t->keepAlive;
   std::shared_ptr<uint64_t> inFlightId = t->inFlightId;
   RunState *runp = &run;
