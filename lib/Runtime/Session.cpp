@@ -249,33 +249,35 @@ int64_t pipe_rt_session_param_numel(pipe_rt_session *session, int param) {
   return m.types[m.params[param].type].numel;
 }
 
-int pipe_rt_session_read_param(pipe_rt_session *session, int param,
-                               float *out) {
-  if (!session || !out || param < 0 ||
-      param >= pipe_rt_session_num_params(session))
-    return PIPE_RT_INVALID_ARGUMENT;
+/// The f32 value of `param` that read/write_param copy, or null (with the
+/// session error set for a param that is not f32).
+static std::vector<unsigned char> *f32ParamValue(pipe_rt_session *session,
+                                                 int param) {
+  if (!session || param < 0 || param >= pipe_rt_session_num_params(session))
+    return nullptr;
   const Manifest &m = session->manifest;
   if (m.types[m.params[param].type].dtype != DType::F32) {
     session->error = "param '" + m.params[param].name + "' is not f32";
-    return PIPE_RT_INVALID_ARGUMENT;
+    return nullptr;
   }
-  const auto &v = session->params[param].value;
-  std::memcpy(out, v.data(), v.size());
+  return &session->params[param].value;
+}
+
+int pipe_rt_session_read_param(pipe_rt_session *session, int param,
+                               float *out) {
+  std::vector<unsigned char> *v = f32ParamValue(session, param);
+  if (!v || !out)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::memcpy(out, v->data(), v->size());
   return PIPE_RT_OK;
 }
 
 int pipe_rt_session_write_param(pipe_rt_session *session, int param,
                                 const float *in) {
-  if (!session || !in || param < 0 ||
-      param >= pipe_rt_session_num_params(session))
+  std::vector<unsigned char> *v = f32ParamValue(session, param);
+  if (!v || !in)
     return PIPE_RT_INVALID_ARGUMENT;
-  const Manifest &m = session->manifest;
-  if (m.types[m.params[param].type].dtype != DType::F32) {
-    session->error = "param '" + m.params[param].name + "' is not f32";
-    return PIPE_RT_INVALID_ARGUMENT;
-  }
-  auto &v = session->params[param].value;
-  std::memcpy(v.data(), in, v.size());
+  std::memcpy(v->data(), in, v->size());
   return PIPE_RT_OK;
 }
 
