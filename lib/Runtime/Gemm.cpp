@@ -83,14 +83,8 @@ extern "C" void pipe_rt_gemm_f32(const float *a, const float *b, float *c,
   }
   CBLAS_TRANSPOSE ta, tb;
   int64_t lda = 0, ldb = 0;
-  // Size-1 dimensions make any stride "unit": normalise them so the
-  // layout checks below accept the common vector cases.
-  int64_t sam = m == 1 ? std::max<int64_t>(k, 1) : aStrides[1];
-  int64_t sak = k == 1 ? 1 : aStrides[2];
-  int64_t sbk = k == 1 ? std::max<int64_t>(n, 1) : bStrides[1];
-  int64_t sbn = n == 1 ? 1 : bStrides[2];
-  int64_t scm = m == 1 ? std::max<int64_t>(n, 1) : cStrides[1];
-  int64_t scn = n == 1 ? 1 : cStrides[2];
+  auto [sam, sak, sbk, sbn, scm, scn] =
+      pipe_rt::normalizedStrides(m, n, k, aStrides, bStrides, cStrides);
   bool blas = k > 0 && scn == 1 && scm >= n &&
               blasLayout(sam, sak, m, k, ta, lda) &&
               blasLayout(sbk, sbn, k, n, tb, ldb);

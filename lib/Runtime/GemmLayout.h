@@ -32,6 +32,23 @@ inline bool blasMatrixLayout(int64_t rowStride, int64_t colStride, int64_t rows,
   return false;
 }
 
+/// The matrix strides of one GEMM of pipe_rt_gemm_f32's table (A: m x k,
+/// B: k x n, C: m x n), with the stride of every size-1 dimension made
+/// "unit-compatible" so that the layout checks accept the vector cases.
+struct MatrixStrides {
+  int64_t am, ak, bk, bn, cm, cn;
+};
+
+inline MatrixStrides normalizedStrides(int64_t m, int64_t n, int64_t k,
+                                       const int64_t *aStrides,
+                                       const int64_t *bStrides,
+                                       const int64_t *cStrides) {
+  return {
+      m == 1 ? std::max<int64_t>(k, 1) : aStrides[1], k == 1 ? 1 : aStrides[2],
+      k == 1 ? std::max<int64_t>(n, 1) : bStrides[1], n == 1 ? 1 : bStrides[2],
+      m == 1 ? std::max<int64_t>(n, 1) : cStrides[1], n == 1 ? 1 : cStrides[2]};
+}
+
 } // namespace pipe_rt
 
 #endif // PIPE_LIB_RUNTIME_GEMMLAYOUT_H

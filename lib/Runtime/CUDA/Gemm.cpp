@@ -120,13 +120,8 @@ extern "C" void pipe_rt_cuda_gemm(const float *a, const float *b, float *c,
   Target t;
   if (!target(t))
     return;
-  // Size-1 dimensions make any stride "unit" (as in lib/Runtime/Gemm.cpp).
-  int64_t sam = m == 1 ? std::max<int64_t>(k, 1) : aStrides[1];
-  int64_t sak = k == 1 ? 1 : aStrides[2];
-  int64_t sbk = k == 1 ? std::max<int64_t>(n, 1) : bStrides[1];
-  int64_t sbn = n == 1 ? 1 : bStrides[2];
-  int64_t scm = m == 1 ? std::max<int64_t>(n, 1) : cStrides[1];
-  int64_t scn = n == 1 ? 1 : cStrides[2];
+  auto [sam, sak, sbk, sbn, scm, scn] =
+      pipe_rt::normalizedStrides(m, n, k, aStrides, bStrides, cStrides);
   if (scn != 1 || scm < n) {
     reportError(format("pipe_rt_cuda_gemm: C strides (%lld, %lld) have no "
                        "unit dimension (unsupported)",
