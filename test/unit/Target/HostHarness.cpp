@@ -5,7 +5,6 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -172,29 +171,23 @@ HostProgram::~HostProgram() {
 }
 
 std::vector<float> HostProgram::train(unsigned runs) {
-  // Graph inputs as the generator declares them: token ids for every
+  // Graph inputs as the program declares them: token ids for every
   // integer input, in [0, vocab).
   std::vector<InputShape> shapes;
-  {
-    pipe::modelgen::GenerateOptions options;
-    options.weights = pipe::modelgen::WeightInit::None;
-    MLIRContext scratch;
-    DialectRegistry registry;
-    pipe::modelgen::registerModelGenDialects(registry);
-    scratch.appendDialectRegistry(registry);
-    scratch.loadAllAvailableDialects();
-    auto generated =
-        pipe::modelgen::generateTransformer(scratch, model, options);
-    if (!generated) {
-      errorText = llvm::toString(generated.takeError());
+  for (int k = 0, e = pipe_rt_session_num_inputs(session); k < e; ++k) {
+    const char *dtype = nullptr;
+    int rank = 0;
+    const int64_t *dims = nullptr;
+    if (pipe_rt_session_input_type(session, k, &dtype, &rank, &dims) !=
+        PIPE_RT_OK) {
+      errorText = pipe_rt_session_error(session);
       return {};
     }
-    auto forward = generated->module->lookupSymbol<func::FuncOp>("forward");
-    for (Type type : forward.getArgumentTypes()) {
-      auto tensor = cast<RankedTensorType>(type);
-      shapes.push_back(
-          {tensor.getNumElements(), tensor.getElementType().isInteger(64)});
-    }
+    InputShape shape;
+    for (int d = 0; d < rank; ++d)
+      shape.elements *= dims[d];
+    shape.isInt = std::string(dtype) == "i64";
+    shapes.push_back(shape);
   }
   unsigned perRun = schedule.steps * schedule.microbatches;
   std::vector<float> losses;
