@@ -66,8 +66,7 @@ public:
   ManifestBuilder(ModuleOp module, SymbolTable &symbols)
       : module(module), symbols(symbols) {}
 
-  LogicalResult addGraph(GraphOp graph, PlacementOp placement,
-                         const StageGraph &stages);
+  LogicalResult addGraph(GraphOp graph, const StageGraph &stages);
   LogicalResult addSchedule(ScheduleOp schedule, PlacementOp placement,
                             const StageGraph &stages, uint64_t capacity);
 
@@ -167,7 +166,7 @@ template <typename Range> void appendList(llvm::raw_ostream &os, Range r) {
     os << " " << v;
 }
 
-LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
+LogicalResult ManifestBuilder::addGraph(GraphOp graph,
                                         const StageGraph &stages) {
   // Parameters in module order.
   llvm::StringSet<> used;
@@ -316,7 +315,6 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph, PlacementOp placement,
   }
   body = typeLines + paramLines + valueLines + inputLines + lossLine +
          functionLines + runLines + fusedLines + stageLines + edgeLines;
-  (void)placement;
   return success();
 }
 
@@ -703,7 +701,7 @@ struct LowerToHostPass
       if (!graph) {
         graph = placed;
         firstPlacement = placement;
-        if (failed(manifest.addGraph(graph, placement, *built)))
+        if (failed(manifest.addGraph(graph, *built)))
           return signalPassFailure();
       } else if (placed != graph) {
         schedule.emitOpError("places graph @")
