@@ -127,3 +127,36 @@ class EncoderLayer(nn.Module):
         x = self.norm1(x + self.o(context))
         hidden = self.act(self.ff1(x)) * 0.5 - 0.1
         return self.norm2(x + self.ff2(hidden))
+
+
+class TorchEncoder(nn.Module):
+    """A stack of torch.nn.TransformerEncoderLayer (torch's own attention,
+    post-LN and ReLU by default) with the loss mean(y**2) in forward: the
+    shape of the L2L benchmark model (BERT-Large: 24 layers, d 1024, 16
+    heads, ff 4096) at any size. `randomize_norms` gives the LayerNorms
+    non-trivial weights: with the default ones a post-LN output has
+    mean(y**2) = 1 - O(eps) whatever the other weights are, so only the
+    last norm would get a gradient. device="meta" builds it without data
+    (a shapes-only export)."""
+
+    def __init__(self, layers=2, d_model=32, heads=4, ff=64,
+                 batch_first=True, norm_first=False, activation="relu",
+                 randomize_norms=False, device=None):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.0,
+                                       activation=activation,
+                                       batch_first=batch_first,
+                                       norm_first=norm_first, device=device)
+            for _ in range(layers))
+        if randomize_norms:
+            with torch.no_grad():
+                for module in self.modules():
+                    if isinstance(module, nn.LayerNorm):
+                        module.weight.uniform_(0.5, 1.5)
+                        module.bias.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return (x * x).mean()

@@ -51,6 +51,8 @@ class ExportedModel:
         if weights not in ("inline", "none"):
             raise ValueError("weights must be 'inline' or 'none'")
         text = "module {\n" + self.function + "\n}\n"
+        if weights == "inline":
+            self._check_data()
         if weights == "inline" and self.params:
             entries = []
             for param in self.params:
@@ -89,6 +91,7 @@ class ExportedModel:
             return [path]
         if weights != "safetensors":
             raise ValueError("weights must be 'inline' or 'safetensors'")
+        self._check_data()
         stem = path[:-5] if path.endswith(".mlir") else path
         tensors_path = stem + ".safetensors"
         save_file({p.key: p.tensor for p in self.params},
@@ -96,6 +99,18 @@ class ExportedModel:
         with open(path, "w") as out:
             out.write(self.mlir("none"))
         return [path, tensors_path]
+
+
+    def _check_data(self) -> None:
+        """A model exported on the meta device (shapes only) has no
+        weight data to write."""
+        for param in self.params:
+            if param.tensor.is_meta:
+                raise ValueError(
+                    f"parameter '{param.name}' is on the meta device and has"
+                    " no data: use mlir(weights='none') (the weights then "
+                    "come from --pipe-lift-params=init-missing=true or "
+                    "--pipe-load-params)")
 
 
 def _blob_hex(param) -> str:

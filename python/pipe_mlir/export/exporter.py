@@ -14,6 +14,7 @@ from .ir import FunctionBuilder, TensorType, Value
 from .linalg import LinalgEmitter
 from .lowering import LoweringContext, lower_node, tensor_type
 from .tracer import trace
+from . import transformer  # noqa: F401  (registers the transformer modules)
 
 _KEY_INVALID = re.compile(r"[^A-Za-z0-9_.$]")
 
@@ -125,6 +126,33 @@ def _with_loss(model: torch.nn.Module, loss_fn: LossSpec,
     return wrapper
 
 
+def _wrapped_leaf(model: torch.nn.Module,
+                  input_names: Sequence[str]) -> torch.nn.Module:
+    """A module whose forward(inputs...) returns model(inputs...), for a
+    model that is itself a torch.nn leaf (an nn.TransformerEncoder): fx
+    would trace into its forward (fast paths, flags) instead of lowering it
+    by type. The model is the submodule `model`, stripped from scopes."""
+    arguments = ", ".join(input_names)
+    source = (f"def forward(self, {arguments}):\n"
+              f"    return self.model({arguments})\n")
+    namespace: Dict[str, Any] = {}
+    exec(compile(source, "<pipe_mlir leaf wrapper>", "exec"), namespace)
+    wrapper_type = type("Leaf", (torch.nn.Module,),
+                        {"forward": namespace["forward"]})
+    wrapper = wrapper_type()
+    wrapper.model = model
+    wrapper.train(model.training)
+    return wrapper
+
+
+def _is_lowered_leaf(model: torch.nn.Module) -> bool:
+    """A torch.nn module that fx keeps whole and the exporter lowers by
+    type (not nn.Sequential, which is traced through)."""
+    from .lowering import MODULES
+    return fx.Tracer().is_leaf_module(model, "") and any(
+        t in MODULES for t in type(model).__mro__)
+
+
 def _input_names(model: torch.nn.Module, count: int) -> List[str]:
     import inspect
     params = [p for p in inspect.signature(model.forward).parameters.values()
@@ -169,6 +197,9 @@ class Exporter:
             input_names = _input_names(model, len(inputs))
             root = _with_loss(model, self.loss_fn, input_names)
             inputs = inputs + (self.targets,)
+            prefix = "model"
+        elif _is_lowered_leaf(model):
+            root = _wrapped_leaf(model, _input_names(model, len(inputs)))
             prefix = "model"
         traced = trace(root, inputs, scope_root=prefix)
 

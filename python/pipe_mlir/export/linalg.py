@@ -9,7 +9,7 @@ dimensions are dropped from the map. Every op carries the current module
 scope as a name location.
 """
 
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .ir import (Body, FunctionBuilder, TensorType, Value, affine_map,
                  format_scalar, identity_map, is_float, loc_suffix)
@@ -66,6 +66,9 @@ class LinalgEmitter:
     def __init__(self, builder: FunctionBuilder) -> None:
         self.b = builder
         self.scope: Optional[str] = None
+        # Result of a reshape -> the value it reshapes (through chains of
+        # reshapes), so that reshaping back gives that value itself.
+        self._reshaped_from: Dict[str, Value] = {}
 
     # -- plumbing ---------------------------------------------------------
 
@@ -325,6 +328,20 @@ class LinalgEmitter:
         out_type = value.type.with_shape(shape)
         if src == shape:
             return value
+        origin = self._reshaped_from.get(value.name, value)
+        if origin.type.shape == shape:
+            # A round trip (an encoder layer's [B, S, E] output expanded
+            # from rows and collapsed again by the next layer) reads the
+            # original value: no op, and --pipe-form-blocks does not see a
+            # reshape that would join the producer's block and make the
+            # boundary carry both shapes.
+            return origin
+        result = self._reshape(value, shape, src, out_type)
+        self._reshaped_from[result.name] = origin
+        return result
+
+    def _reshape(self, value: Value, shape: Tuple[int, ...],
+                 src: Tuple[int, ...], out_type: TensorType) -> Value:
         if len(src) >= len(shape):
             groups = self._grouping(src, shape)
             if groups is not None:

@@ -855,10 +855,15 @@ def _embedding(ctx, node, ids, weight, padding_idx=None, max_norm=None,
 # Dropout and losses
 
 
-def check_dropout(node, p: float, training: bool) -> None:
+def check_dropout(node, p: float, training: bool,
+                  module: Optional[str] = None) -> None:
+    """`module`: the path of a dropout inside a composite module (an
+    nn.TransformerEncoderLayer's dropout1), which fx does not see."""
     if training and p > 0:
+        place = where(node) if module is None else \
+            f" in module '{module}' (fx node '{node.name}')"
         raise ExportError(
-            f"dropout with p={p} in training mode{where(node)}: the exported "
+            f"dropout with p={p} in training mode{place}: the exported "
             "forward is deterministic; call model.eval() before exporting, or "
             "use p=0 (the project's own dropout is counter-based, see "
             "docs/autodiff.md)")
