@@ -52,6 +52,11 @@ static cl::opt<std::string>
              cl::value_desc("file"), cl::cat(compileCat));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
                                   cl::init(3), cl::cat(compileCat));
+static cl::opt<bool> fuseElementwise(
+    "fuse-elementwise",
+    cl::desc("Fuse elementwise ops in the block functions as the CUDA back "
+             "end does (pipe-fuse-elementwise; same results)"),
+    cl::init(false), cl::cat(compileCat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -91,7 +96,7 @@ int main(int argc, char **argv) {
   options.deviceMemoryBytes = deviceMemory;
   options.weights = weightsFile;
   pm.addPass(pipe::createPipeLowerToHost(options));
-  pipe::buildHostToLLVMPipeline(pm);
+  pipe::buildHostToLLVMPipeline(pm, fuseElementwise);
   if (failed(pm.run(*module)))
     return 1;
   if (!emitLLVM.empty()) {

@@ -41,11 +41,16 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of elementwise kernels"),
       llvm::cl::init(256)};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise linalg producers into their consumers "
+                     "first (pipe-fuse-elementwise): fewer kernels"),
+      llvm::cl::init(true)};
 };
 
 std::string cudaPipelineText(const CudaPipelineOptions &options) {
   return llvm::formatv(
-      "canonicalize,cse,"
+      "canonicalize,cse,{5}"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
@@ -64,18 +69,21 @@ std::string cudaPipelineText(const CudaPipelineOptions &options) {
       "reconcile-unrealized-casts,pipe-emit-packed-entries",
       options.gemmPrecision.getValue(), options.blockSize.getValue(),
       options.chip.getValue(), options.format.getValue(),
-      options.toolkit.getValue());
+      options.toolkit.getValue(),
+      options.fuseElementwise ? "pipe-fuse-elementwise," : "");
 }
 
 } // namespace
 
 LogicalResult pipe::buildHostToCudaPipeline(OpPassManager &pm, StringRef chip,
                                             StringRef gemmPrecision,
-                                            StringRef toolkit) {
+                                            StringRef toolkit,
+                                            bool fuseElementwise) {
   CudaPipelineOptions options;
   options.chip = chip.str();
   options.gemmPrecision = gemmPrecision.str();
   options.toolkit = toolkit.str();
+  options.fuseElementwise = fuseElementwise;
   return parsePassPipeline(cudaPipelineText(options), pm);
 }
 

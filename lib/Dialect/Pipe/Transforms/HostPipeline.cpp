@@ -3,15 +3,32 @@
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 
-void pipe::buildHostToLLVMPipeline(OpPassManager &pm) {
+namespace {
+
+struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
+  // Off by default: on the CPU the loops of a fused generic were no faster.
+  // On, the host back end computes what the CUDA back end's fused kernels
+  // compute, so tests compare the numerics of fusion on the CPU.
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise linalg producers into their consumers "
+                     "in the block functions (pipe-fuse-elementwise)"),
+      llvm::cl::init(false)};
+};
+
+} // namespace
+
+void pipe::buildHostToLLVMPipeline(OpPassManager &pm, bool fuseElementwise) {
   // Parsed from text: the upstream passes' option structs differ between
   // MLIR releases, their textual options do not.
-  const char *pipeline =
-      "canonicalize,cse,"
+  std::string pipeline =
+      std::string("canonicalize,cse,") +
+      (fuseElementwise ? "pipe-fuse-elementwise," : "") +
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
@@ -26,11 +43,13 @@ void pipe::buildHostToLLVMPipeline(OpPassManager &pm) {
 }
 
 void pipe::registerPipePipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<HostPipelineOptions>(
       "pipe-host-to-llvm",
       "Lowers --pipe-lower-to-host output to the LLVM dialect (bufferize, "
       "deallocate, BLAS GEMMs, loops, packed entry points)",
-      [](OpPassManager &pm) { pipe::buildHostToLLVMPipeline(pm); });
+      [](OpPassManager &pm, const HostPipelineOptions &options) {
+        pipe::buildHostToLLVMPipeline(pm, options.fuseElementwise);
+      });
   // --pipe-host-to-cuda (CudaPipeline.cpp).
   pipe::registerPipeCudaPipeline();
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Dialect/Pipe/Transforms/GemmMatch.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,6 +25,37 @@ namespace mlir::pipe {
 
 using namespace mlir;
 using namespace mlir::pipe;
+
+FailureOr<linalg::ContractionDimensions>
+pipe::matchGemmCandidate(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op))
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return failure();
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return failure();
+  // A, B and C (a contraction has exactly two inputs and one init): f32,
+  // indexed by plain loop dimensions (the stride tables need that).
+  SmallVector<OpOperand *> operands{op.getDpsInputOperand(0),
+                                    op.getDpsInputOperand(1),
+                                    op.getDpsInitOperand(0)};
+  for (OpOperand *operand : operands) {
+    auto type = dyn_cast<ShapedType>(operand->get().getType());
+    if (!type || !type.getElementType().isF32())
+      return failure();
+    if (!llvm::all_of(op.getMatchingIndexingMap(operand).getResults(),
+                      llvm::IsaPred<AffineDimExpr>))
+      return failure();
+  }
+  return dims;
+}
+
+bool pipe::isGemmCandidate(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && succeeded(matchGemmCandidate(linalgOp));
+}
 
 namespace {
 
@@ -73,7 +105,7 @@ struct LinalgToGemmPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && linalg::isaContractionOpInterface(op))
+      if (op.hasPureBufferSemantics() && isGemmCandidate(op))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
@@ -82,13 +114,10 @@ struct LinalgToGemmPass
 
   /// Replaces `op` with a runtime call when it is a flattenable f32 GEMM.
   void rewrite(linalg::LinalgOp op) {
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    FailureOr<linalg::ContractionDimensions> dims = matchGemmCandidate(op);
+    if (failed(dims))
       return;
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
-    if (llvm::any_of(sizes, ShapedType::isDynamic))
-      return;
     SmallVector<Value> operands{op.getDpsInputOperand(0)->get(),
                                 op.getDpsInputOperand(1)->get(),
                                 op.getDpsInitOperand(0)->get()};
@@ -104,12 +133,8 @@ struct LinalgToGemmPass
           llvm::any_of(memrefStrides, ShapedType::isDynamic))
         return;
       strides[o].assign(sizes.size(), 0);
-      for (auto [r, expr] : llvm::enumerate(maps[o].getResults())) {
-        auto dim = dyn_cast<AffineDimExpr>(expr);
-        if (!dim)
-          return;
-        strides[o][dim.getPosition()] = memrefStrides[r];
-      }
+      for (auto [r, expr] : llvm::enumerate(maps[o].getResults()))
+        strides[o][cast<AffineDimExpr>(expr).getPosition()] = memrefStrides[r];
     }
     std::optional<FlatDim> batch = flatten(dims->batch, sizes, strides);
     std::optional<FlatDim> m = flatten(dims->m, sizes, strides);

@@ -361,6 +361,52 @@ def PipeLowerToHost : Pass<"pipe-lower-to-host", "ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def PipeFuseElementwise : Pass<"pipe-fuse-elementwise", "ModuleOp"> {
+  let summary = "Fuses elementwise linalg producers into their consumers in "
+                "block functions";
+  let description = [{
+    On tensors, before bufferization, in every function marked
+    `pipe.packed_entry` (the block functions `--pipe-lower-to-host` makes):
+    upstream's elementwise fusion (`linalg::populateElementwiseOpsFusionPatterns`)
+    merges an all-parallel `linalg.generic` into the generic that reads it,
+    so that bias + activation, residual + layer-norm parts and their
+    backward chains run as one kernel on the GPU (`--pipe-host-to-cuda`
+    makes one kernel per linalg op) instead of a launch and a round trip
+    through memory each. A fused producer disappears when nothing else
+    reads it.
+
+    Work is never duplicated beyond cheap bodies (at most `recompute-limit`
+    ops): a producer with several readers is computed again in each only
+    if it is cheap and every reader takes it (its kernel disappears);
+    otherwise an elementwise reader that reads each element once and comes
+    before the other readers takes it with its value as a second result
+    (a saved activation and the activation in one kernel); a producer read
+    through a broadcast is inlined only if cheap. An `expand_shape` between
+    two elementwise generics moves above the producer so that they meet.
+    Nothing fuses into or out of an op that `pipe-linalg-to-gemm` turns into
+    a GEMM call (those are not even handed to the fusion's cleanup
+    patterns). A producer fused into a reduction (layer-norm and softmax
+    statistics) lands before the reduction's `yield combine(out, x)`, which
+    `pipe-linalg-to-gpu` still turns into a block reduction. See
+    docs/cuda-lowering.md.
+
+    ```
+    pipe-opt host.mlir --pipe-fuse-elementwise
+    ```
+  }];
+  let options = [
+    Option<"recomputeLimit", "recompute-limit", "unsigned", /*default=*/"8",
+           "Largest producer body (ops besides the yield) that may be "
+           "computed more than once per element: fused into several "
+           "readers, or read through a broadcast; 0 fuses only producers "
+           "whose every element is computed once">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PipeLinalgToGemm : Pass<"pipe-linalg-to-gemm", "ModuleOp"> {
   let summary = "Turns f32 contractions on buffers into runtime GEMM calls";
   let description = [{
