@@ -11,7 +11,8 @@
 //   and run its backward on every micro-batch (the weight gradient
 //   accumulates across them), push the gradient to the host and run the
 //   host optimizer on it, both overlapped with the next stage's work,
-//   release.
+//   release; the previous stage's push is waited for once this stage's
+//   gradient is pushed, so at most two stages' gradients are on the device.
 //
 // The last stage stays resident from its forward into its backward. With
 // `constantMemory`, every micro-batch's boundary input is offloaded to the
@@ -93,6 +94,7 @@ public:
               builder.append(dev, ActionKind::Prefetch, s, mb, step));
       };
       SmallVector<int> hostWork;
+      int previousPush = -1;
       for (unsigned j = n; j-- > 0;) {
         unsigned s = order[j];
         bool last = j + 1 == n;
@@ -109,12 +111,18 @@ public:
           compute(ActionKind::Recompute, s, mb, step);
           compute(ActionKind::Backward, s, mb, step);
         }
-        hostWork.push_back(builder.append(dev, ActionKind::Push, s, -1, step));
+        int push = builder.append(dev, ActionKind::Push, s, -1, step);
         hostWork.push_back(
             builder.append(dev, ActionKind::HostUpdate, s, -1, step));
         builder.append(dev, ActionKind::Release, s, -1, step);
+        // A push that lags (copy engine slower than the backward) would
+        // otherwise keep one more gradient buffer per stage on the device.
+        if (previousPush >= 0)
+          builder.wait(dev, {previousPush});
+        previousPush = push;
       }
       // The next step loads parameters the host optimizer wrote.
+      hostWork.push_back(previousPush);
       builder.wait(dev, hostWork);
     }
     return builder.take();

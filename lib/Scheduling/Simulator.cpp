@@ -3,6 +3,8 @@
 #include "pipe/Scheduling/Simulator.h"
 #include "pipe/Scheduling/ScheduleChecker.h"
 
+#include "pipe/Support/Intervals.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
@@ -20,42 +22,7 @@ TransferKey keyOf(const ScheduleAction &action) {
           action.step};
 }
 
-struct Interval {
-  double start, end;
-};
-
-/// Total length of the union of `intervals`.
-SmallVector<Interval> unite(SmallVector<Interval> intervals) {
-  llvm::sort(intervals, [](const Interval &a, const Interval &b) {
-    return a.start < b.start;
-  });
-  SmallVector<Interval> merged;
-  for (const Interval &i : intervals) {
-    if (i.end <= i.start)
-      continue;
-    if (!merged.empty() && i.start <= merged.back().end)
-      merged.back().end = std::max(merged.back().end, i.end);
-    else
-      merged.push_back(i);
-  }
-  return merged;
-}
-
-double overlap(ArrayRef<Interval> a, ArrayRef<Interval> b) {
-  double total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    double lo = std::max(a[i].start, b[j].start);
-    double hi = std::min(a[i].end, b[j].end);
-    if (hi > lo)
-      total += hi - lo;
-    if (a[i].end < b[j].end)
-      ++i;
-    else
-      ++j;
-  }
-  return total;
-}
+using mlir::pipe::Interval;
 
 class Simulator {
 public:
@@ -76,7 +43,7 @@ private:
     /// prefetch issued after a release reuses that memory, so it cannot
     /// start before the compute that preceded the release is done.
     double lastRelease = 0;
-    SmallVector<Interval> compute, copies;
+    std::vector<Interval> compute, copies;
     double h2dBusy = 0, d2hBusy = 0;
   };
   struct MemoryEvent {
@@ -434,21 +401,10 @@ FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
   for (unsigned d = 0; d < numDevices; ++d) {
     DeviceState &state = devices[d];
     DeviceSimReport dr;
-    SmallVector<Interval> compute = unite(state.compute);
-    for (const Interval &i : compute)
-      dr.busyTime += i.end - i.start;
+    std::vector<Interval> compute = unite(state.compute);
+    dr.busyTime = measure(compute);
     dr.bubbleFraction = makespan > 0 ? 1 - dr.busyTime / makespan : 0;
-    // Idle gaps of the compute stream within the run.
-    SmallVector<Interval> idle;
-    double cursor = 0;
-    for (const Interval &i : compute) {
-      if (i.start > cursor)
-        idle.push_back({cursor, i.start});
-      cursor = std::max(cursor, i.end);
-    }
-    if (cursor < makespan)
-      idle.push_back({cursor, makespan});
-    dr.exposedCopyTime = overlap(idle, unite(state.copies));
+    dr.exposedCopyTime = measure(subtract(unite(state.copies), compute));
     dr.h2dBusy = state.h2dBusy;
     dr.d2hBusy = state.d2hBusy;
     dr.peakMemory = tracker.getPeak(d);

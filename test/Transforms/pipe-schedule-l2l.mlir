@@ -27,7 +27,9 @@ pipe.placement @one graph @model devices 1 {
 
 // Layer-major: load the next stage before computing this one, all
 // micro-batches per stage, release; backward in reverse with recompute,
-// push and host update per stage.
+// push and host update per stage; each stage's push waits for the one
+// before it (at most two stages' gradients on the device); the step ends
+// waiting for the host updates and the last push.
 // CHECK-LABEL: pipe.schedule @one_l2l placement @one kind "l2l" microbatches 2 {
 // CHECK-NEXT:    pipe.device 0 {
 // CHECK-NEXT:      %[[L0:.*]] = pipe.ps.load @s0
@@ -54,8 +56,16 @@ pipe.placement @one graph @model devices 1 {
 // CHECK-NEXT:      pipe.ps.release @s2
 // CHECK-NEXT:      %[[B0:.*]] = pipe.ps.load @s0
 // CHECK-NEXT:      pipe.wait %[[B1]]
-// CHECK:           pipe.ps.release @s0
-// CHECK-NEXT:      pipe.wait %[[P2]], %[[U2]],
+// CHECK-NEXT:      pipe.recompute @s1 mb 0
+// CHECK:           %[[P1:.*]] = pipe.ps.push @s1
+// CHECK-NEXT:      %[[U1:.*]] = pipe.ps.update @s1
+// CHECK-NEXT:      pipe.ps.release @s1
+// CHECK-NEXT:      pipe.wait %[[P2]]
+// CHECK:           %[[P0:.*]] = pipe.ps.push @s0
+// CHECK-NEXT:      %[[U0:.*]] = pipe.ps.update @s0
+// CHECK-NEXT:      pipe.ps.release @s0
+// CHECK-NEXT:      pipe.wait %[[P1]]
+// CHECK-NEXT:      pipe.wait %[[U2]], %[[U1]], %[[U0]], %[[P0]]
 
 // CM:      pipe.forward @s0 mb 0
 // CM-NEXT: %[[O:.*]] = pipe.offload @s0 mb 0
