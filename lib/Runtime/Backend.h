@@ -71,6 +71,16 @@ public:
   /// dst[i] += src[i] for `n` f32 (or f64 when `f64`) elements of `device`.
   virtual int add(int device, Lane lane, void *dst, const void *src, bool f64,
                   int64_t n, std::string &error) = 0;
+  /// Element conversions within `device`'s memory on `lane`, for the bf16
+  /// parameter-server transfers: narrowBf16 writes bf16(src[i]) (2 bytes
+  /// each, round to nearest even, NaN -> 0x7fff; the rules of Bf16.h, bit
+  /// for bit) for `n` f32 elements at `src`; widenBf16 writes the f32 value
+  /// of `n` bf16 elements. Buffers are allocations of this memory (at least
+  /// 8-byte aligned) and do not overlap.
+  virtual int narrowBf16(int device, Lane lane, void *dst, const void *src,
+                         int64_t n, std::string &error) = 0;
+  virtual int widenBf16(int device, Lane lane, void *dst, const void *src,
+                        int64_t n, std::string &error) = 0;
   /// Dense row-major copy into `dst` (device memory) of a tensor of `shape`
   /// at `src` with element `strides`; `src` may be host or device memory.
   virtual int gather(int device, void *dst, const void *src,

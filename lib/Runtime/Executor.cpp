@@ -1,13 +1,15 @@
 //===- Executor.cpp - Running device programs of a compiled schedule ------===//
 //
 // The pipe_rt_act_* entry points that generated device programs call, the
-// allocation hooks of the lowered block code, and pipe_rt_session_run's
-// driver. See "Executing programs" in docs/runtime.md for the semantics.
+// allocation hooks of the lowered block code, pipe_rt_session_run's driver
+// and the copy counters it keeps (pipe_rt_session_copy_bytes). See
+// "Executing programs" in docs/runtime.md for the semantics.
 // Device buffers are only touched through the run's DeviceMemory
 // (Backend.h): the simulated devices' arenas here, a GPU in PipeRuntimeCUDA.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bf16.h"
 #include "Format.h"
 #include "Session.h"
 
@@ -106,6 +108,18 @@ public:
       for (int64_t i = 0; i < n; ++i)
         d[i] += s[i];
     }
+    return PIPE_RT_OK;
+  }
+  int narrowBf16(int, Lane, void *dst, const void *src, int64_t n,
+                 std::string &) override {
+    narrowToBf16(static_cast<uint16_t *>(dst), static_cast<const float *>(src),
+                 n);
+    return PIPE_RT_OK;
+  }
+  int widenBf16(int, Lane, void *dst, const void *src, int64_t n,
+                std::string &) override {
+    widenFromBf16(static_cast<float *>(dst), static_cast<const uint16_t *>(src),
+                  n);
     return PIPE_RT_OK;
   }
   int gather(int, void *dst, const void *src, const std::vector<int64_t> &shape,
@@ -370,6 +384,7 @@ RunState::~RunState() {
   devices.clear();
   reduces.clear();
   inFlight.clear();
+  psShadow.clear();
   // Buffers are gone: the memory (which may hold the arenas) goes next.
   memory.reset();
   if (devs)
@@ -496,14 +511,32 @@ int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
   return PIPE_RT_OK;
 }
 
+/// DeviceMemory::copy / copyPeer, counted per device and lane
+/// (pipe_rt_session_copy_bytes). Every copy of the executor goes through
+/// these.
+int laneCopy(RunState &run, int device, Lane lane, void *dst, const void *src,
+             uint64_t bytes, std::string &error) {
+  int st = run.memory->copy(device, lane, dst, src, bytes, error);
+  if (st == PIPE_RT_OK)
+    run.countCopy(device, lane, bytes);
+  return st;
+}
+int peerCopy(RunState &run, int device, void *dst, int srcDevice,
+             const void *src, uint64_t bytes, std::string &error) {
+  int st = run.memory->copyPeer(device, dst, srcDevice, src, bytes, error);
+  if (st == PIPE_RT_OK)
+    run.countCopy(device, Lane::Compute, bytes);
+  return st;
+}
+
 /// Copies host bytes into a device buffer (or the reverse) on `lane`.
 int toDevice(RunState &run, Lane lane, Buffer &dst, const void *src,
              uint64_t bytes, std::string &error) {
-  return run.memory->copy(dst.device, lane, dst.data, src, bytes, error);
+  return laneCopy(run, dst.device, lane, dst.data, src, bytes, error);
 }
 int toHost(RunState &run, Lane lane, void *dst, const Buffer &src,
            uint64_t bytes, std::string &error) {
-  return run.memory->copy(src.device, lane, dst, src.data, bytes, error);
+  return laneCopy(run, src.device, lane, dst, src.data, bytes, error);
 }
 
 /// The bytes of a buffer as host memory: the buffer itself when the host
@@ -1265,8 +1298,8 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
       else if (!refs[i])
         st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(), error);
       else
-        st = run.memory->copyPeer(device, b->data, srcDevice, refs[i]->data,
-                                  t.bytes(), error);
+        st = peerCopy(run, device, b->data, srcDevice, refs[i]->data, t.bytes(),
+                      error);
       if (st != PIPE_RT_OK)
         return st;
       refs.empty() ? void() : refs[i].reset();
@@ -1369,6 +1402,33 @@ int checkPsStage(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
   return PIPE_RT_OK;
 }
 
+/// Whether param `pid` of the parameter server crosses the link as bf16:
+/// ps_transfer = bf16 and an f32 param (others move their own bytes). Such
+/// params get a shadow when the run starts; the map is not changed after.
+bool wantsBf16(const RunState &run, int pid) {
+  return run.session->options.ps_transfer == PIPE_RT_PS_TRANSFER_BF16 &&
+         run.m->types[run.m->params[pid].type].dtype == DType::F32;
+}
+bool psBf16(const RunState &run, int pid) {
+  return run.psShadow.count(pid) != 0;
+}
+
+/// ps.load of a bf16 param: the shadow (host) into `staging` (device,
+/// allocated on first use for the largest shadow of the job, `maxBytes`) on
+/// the h2d lane, then widened into the param's buffer `dst` on the device.
+int loadBf16(RunState &run, int device, Buffer &dst, const Buffer &shadow,
+             uint64_t maxBytes, BufferPtr &staging, std::string &error) {
+  if (!staging)
+    if (int st = allocBuffer(run, device, maxBytes, "ps.load bf16 staging",
+                             staging, error))
+      return st;
+  if (int st = laneCopy(run, device, Lane::H2D, staging->data, shadow.data,
+                        shadow.bytes, error))
+    return st;
+  return run.memory->widenBf16(device, Lane::H2D, dst.data, staging->data,
+                               int64_t(dst.bytes / 4), error);
+}
+
 /// Moves the buffers of a stash between the arena and host memory.
 int moveStash(RunState *run, int device, int stage, int mb, int step,
               bool toHost, std::string &error) {
@@ -1404,8 +1464,8 @@ int moveStash(RunState *run, int device, int stage, int mb, int step,
                                   &dst, error)) {
       return st;
     }
-    if (int st = mem.copy(device, toHost ? Lane::D2H : Lane::H2D, dst, b->data,
-                          b->bytes, error)) {
+    if (int st = laneCopy(*run, device, toHost ? Lane::D2H : Lane::H2D, dst,
+                          b->data, b->bytes, error)) {
       toHost ? mem.freeHost(dst) : mem.free(device, dst);
       return st;
     }
@@ -1450,6 +1510,7 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
     copies.push_back({pid, dp.value});
   }
   RunState *runp = &run;
+  int device = ctx->device;
   std::vector<RunState::PendingJob> updates;
   {
     std::lock_guard<std::mutex> lock(run.psMu);
@@ -1461,12 +1522,34 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   }
   return submitJob(
       ctx, *ds.h2d, TrackKind::H2D, "h2d", what,
-      [runp, copies, updates](std::string &error) {
+      [runp, device, copies, updates](std::string &error) {
         if (int st = waitFor(updates)) {
           error = "an earlier ps.update of these params failed";
           return st;
         }
-        for (auto &[pid, b] : copies) {
+        // bf16 params: one device staging buffer for the job, charged while
+        // the job runs.
+        std::vector<BufferPtr> shadows;
+        uint64_t maxBytes = 0;
+        {
+          std::lock_guard<std::mutex> lock(runp->psMu);
+          for (auto &[pid, b] : copies) {
+            auto it = runp->psShadow.find(pid);
+            shadows.push_back(it == runp->psShadow.end() ? nullptr
+                                                         : it->second);
+            if (shadows.back())
+              maxBytes = std::max(maxBytes, shadows.back()->bytes);
+          }
+        }
+        BufferPtr staging;
+        for (size_t i = 0; i < copies.size(); ++i) {
+          auto &[pid, b] = copies[i];
+          if (shadows[i]) {
+            if (int st = loadBf16(*runp, device, *b, *shadows[i], maxBytes,
+                                  staging, error))
+              return st;
+            continue;
+          }
           const unsigned char *src;
           {
             std::lock_guard<std::mutex> lock(runp->psMu);
@@ -1501,11 +1584,31 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
     }
   }
   RunState *runp = &run;
+  int device = ctx->device;
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
-      [runp, grads](std::string &error) {
-        std::vector<unsigned char> staging;
+      [runp, device, grads](std::string &error) {
+        // Staging, allocated once for the job's largest gradient: where the
+        // host cannot read device memory, host memory from allocHost
+        // (page-locked on a GPU, so the copy runs at full speed); for bf16
+        // params, a device buffer the gradient is narrowed into first.
+        bool direct = runp->memory->hostAccessible();
+        uint64_t maxF32 = 0, maxBf16 = 0;
+        for (auto &[pid, g] : grads) {
+          uint64_t &most = psBf16(*runp, pid) ? maxBf16 : maxF32;
+          most = std::max(most, g->bytes);
+        }
+        maxBf16 /= 2;
+        BufferPtr narrow, host;
+        if (maxBf16)
+          if (int st = allocBuffer(*runp, device, maxBf16,
+                                   "ps.push bf16 staging", narrow, error))
+            return st;
+        if (!direct && (maxF32 || maxBf16))
+          if (int st = allocBuffer(*runp, -1, std::max(maxF32, maxBf16),
+                                   "ps.push host staging", host, error))
+            return st;
         for (auto &[pid, g] : grads) {
           size_t n = g->bytes / 4;
           std::vector<float> *acc;
@@ -1514,13 +1617,34 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
             acc = &runp->psAccum[pid];
           }
           acc->resize(n, 0.0f);
-          int st;
-          const float *src = reinterpret_cast<const float *>(
-              hostView(*runp, Lane::D2H, *g, staging, error, st));
-          if (st != PIPE_RT_OK)
-            return st;
+          if (n == 0)
+            continue; // (no staging was allocated for it)
+          if (psBf16(*runp, pid)) {
+            if (int st =
+                    runp->memory->narrowBf16(device, Lane::D2H, narrow->data,
+                                             g->data, int64_t(n), error))
+              return st;
+            const void *src = narrow->data;
+            if (!direct) {
+              if (int st = laneCopy(*runp, device, Lane::D2H, host->data,
+                                    narrow->data, n * 2, error))
+                return st;
+              src = host->data;
+            }
+            addFromBf16(acc->data(), static_cast<const uint16_t *>(src),
+                        int64_t(n));
+            continue;
+          }
+          const void *src = g->data;
+          if (!direct) {
+            if (int st = laneCopy(*runp, device, Lane::D2H, host->data, g->data,
+                                  g->bytes, error))
+              return st;
+            src = host->data;
+          }
+          auto *f = static_cast<const float *>(src);
           for (size_t i = 0; i < n; ++i)
-            (*acc)[i] += src[i];
+            (*acc)[i] += f[i];
         }
         return int(PIPE_RT_OK);
       },
@@ -1567,6 +1691,7 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
         for (int pid : owned) {
           std::vector<float> *acc, *s0, *s1;
           float *master;
+          BufferPtr shadow; // bf16 transfers
           {
             std::lock_guard<std::mutex> lock(run->psMu);
             auto it = run->psAccum.find(pid);
@@ -1576,6 +1701,9 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
             master = reinterpret_cast<float *>(run->psMaster[pid].data());
             s0 = &run->psState0[pid];
             s1 = &run->psState1[pid];
+            auto sh = run->psShadow.find(pid);
+            if (sh != run->psShadow.end())
+              shadow = sh->second;
           }
           SessionParam state;
           state.state0.swap(*s0);
@@ -1591,6 +1719,11 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
                     run->m->params[pid].name + "'";
             return st;
           }
+          // The next ps.load of the param copies its bf16 rounding: made
+          // here, once per update, not per load.
+          if (shadow)
+            narrowToBf16(static_cast<uint16_t *>(shadow->data), master,
+                         int64_t(shadow->bytes / 2));
           std::lock_guard<std::mutex> lock(run->psMu);
           ++run->psStep[pid];
           run->psAccum.erase(pid);
@@ -1699,8 +1832,8 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
       if (int st = allocBuffer(run, ctx->device, t.bytes(), "weight version",
                                snap, error))
         return fail(ctx, st, what + ": " + error);
-      if (int st = run.memory->copy(ctx->device, Lane::Compute, snap->data,
-                                    dp.value->data, t.bytes(), error))
+      if (int st = laneCopy(run, ctx->device, Lane::Compute, snap->data,
+                            dp.value->data, t.bytes(), error))
         return fail(ctx, st, what + ": weight version: " + error);
       dp.versions[dp.updates] = snap;
     }
@@ -1789,9 +1922,8 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
             if (int st = allocBuffer(run, ctx->device, g->bytes, what.c_str(),
                                      local, error))
               return fail(ctx, st, what + ": " + error);
-            if (int st =
-                    run.memory->copyPeer(ctx->device, local->data, g->device,
-                                         g->data, g->bytes, error))
+            if (int st = peerCopy(run, ctx->device, local->data, g->device,
+                                  g->data, g->bytes, error))
               return fail(ctx, st, what + ": " + error);
           }
           if (int st = addInto(*total, *local, t, error))
@@ -1916,6 +2048,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       return runFail(st, std::string(backend->name()) + ": " + error);
     run->byReference = !run->memory->hostAccessible();
   }
+  run->laneBytes.reset(new std::atomic<uint64_t>[size_t(sched.devices) * 3]);
+  for (size_t i = 0; i < size_t(sched.devices) * 3; ++i)
+    run->laneBytes[i].store(0, std::memory_order_relaxed);
   run->hostQueue = std::make_unique<JobQueue>();
   run->deviceOptState.resize(sched.devices);
   for (int d = 0; d < sched.devices; ++d) {
@@ -1953,12 +2088,25 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       run->psState0[int(p)] = sp.state0;
       run->psState1[int(p)] = sp.state1;
       run->psStep[int(p)] = sp.step;
+      if (wantsBf16(*run, int(p))) {
+        BufferPtr &shadow = run->psShadow[int(p)];
+        std::string error;
+        if (int st =
+                allocBuffer(*run, -1, sp.value.size() / 2,
+                            (label + " bf16 shadow").c_str(), shadow, error))
+          return runFail(st, error);
+        narrowToBf16(static_cast<uint16_t *>(shadow->data),
+                     reinterpret_cast<const float *>(sp.value.data()),
+                     int64_t(sp.value.size() / 4));
+      }
     }
   }
-  // The parameter server's masters are copied to devices by every ps.load:
-  // page-locked for the run where that makes the copies faster.
+  // The parameter server's masters are copied to devices by every ps.load
+  // (bf16 params: their shadows, already page-locked): page-locked for the
+  // run where that makes the copies faster.
   for (auto &[pid, master] : run->psMaster)
-    run->memory->registerHost(master.data(), master.size());
+    if (!run->psShadow.count(pid))
+      run->memory->registerHost(master.data(), master.size());
 
   int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
   // Let outstanding copies finish before looking at the results.
@@ -1968,12 +2116,19 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     ds->d2h.reset();
   }
   for (auto &[pid, master] : run->psMaster)
-    run->memory->unregisterHost(master.data());
+    if (!run->psShadow.count(pid))
+      run->memory->unregisterHost(master.data());
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d) {
     uint64_t peak = 0;
     run->memory->usage(d, nullptr, &peak);
     session->peak[d] = std::max(session->peak[d], peak);
   }
+  if (session->copyBytes.size() < session->peak.size())
+    session->copyBytes.resize(session->peak.size(), {0, 0, 0});
+  for (int d = 0; d < sched.devices && d < int(session->copyBytes.size()); ++d)
+    for (int lane = 0; lane < 3; ++lane)
+      session->copyBytes[d][lane] +=
+          run->laneBytes[size_t(d) * 3 + lane].load(std::memory_order_relaxed);
   if (status != PIPE_RT_OK)
     return runFail(status, run->firstError.empty()
                                ? pipe_rt_last_error(run->devs)
@@ -2037,5 +2192,22 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   if (losses)
     std::copy(run->losses.begin(), run->losses.end(), losses);
   session->error.clear();
+  return PIPE_RT_OK;
+}
+
+int pipe_rt_session_copy_bytes(pipe_rt_session *session, int device,
+                               uint64_t *h2d, uint64_t *d2h,
+                               uint64_t *compute) {
+  if (!session || device < 0 || device >= int(session->peak.size()))
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::array<uint64_t, 3> bytes = {0, 0, 0};
+  if (device < int(session->copyBytes.size()))
+    bytes = session->copyBytes[device];
+  if (compute)
+    *compute = bytes[int(Lane::Compute)];
+  if (h2d)
+    *h2d = bytes[int(Lane::H2D)];
+  if (d2h)
+    *d2h = bytes[int(Lane::D2H)];
   return PIPE_RT_OK;
 }

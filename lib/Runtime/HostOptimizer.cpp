@@ -1,161 +1,151 @@
-//===- HostOptimizer.cpp - Host parameter-server optimizer kernels --------===//
+//===- HostOptimizer.cpp - Host parameter-server optimizer thread pool ----===//
 //
 // SGD and AdamW on fp32 master weights, run by a persistent thread pool.
 // C++17 standard library only: this file is built without MLIR or LLVM.
 //
-// Every element is updated independently by the same straight-line float
-// formula (docs/runtime.md), and the library is compiled with
-// -ffp-contract=off, so the result does not depend on the number of threads,
-// the chunking or whether the compiler vectorised a loop.
+// The element-wise loops live in HostOptimizerKernels.inc, compiled once per
+// instruction set (baseline, AVX2, AVX-512F); this file picks a variant at
+// run time from the CPU's features, splits each task into chunks and hands
+// them to the workers. Every element is updated independently by the same
+// straight-line float formula (docs/runtime.md) and the kernels are compiled
+// with -ffp-contract=off, so the result depends neither on the number of
+// threads, nor on the chunking, nor on the variant.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/HostOptimizer.h"
 
+#include "HostOptimizerKernels.h"
+
+#include <atomic>
+#include <cctype>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
 #include <vector>
+
+using namespace pipe_rt::optim;
 
 namespace {
 
 // 64 Ki elements: large enough that claiming a chunk under the pool mutex is
-// negligible (an AdamW chunk moves ~1.3 MB), small enough to balance threads.
+// negligible (an AdamW chunk moves ~1.8 MB, 0.1-1 ms of work) and that each
+// worker streams long runs through the hardware prefetchers (64 pages per
+// array), small enough to balance threads on one L2L layer (12.6 M params =
+// 192 chunks). A multiple of 16 floats, so chunks keep the 64-byte phase.
 constexpr size_t kChunkSize = size_t(1) << 16;
+constexpr size_t kCacheLine = 64;
 
-// Loads gradient element i as fp32.
-inline float loadGrad(const float *__restrict g, size_t i) { return g[i]; }
-inline float loadGrad(const uint16_t *__restrict g, size_t i) {
-  // bf16 is the upper half of an fp32: widen exactly by shifting.
-  uint32_t bits = uint32_t(g[i]) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
+constexpr pipe_rt_optim_isa kAllIsas[] = {PIPE_RT_OPTIM_ISA_BASELINE,
+                                          PIPE_RT_OPTIM_ISA_AVX2,
+                                          PIPE_RT_OPTIM_ISA_AVX512};
+
+bool isKnownIsa(int isa) {
+  return isa >= PIPE_RT_OPTIM_ISA_BASELINE && isa <= PIPE_RT_OPTIM_ISA_AVX512;
 }
 
-// Scalars of one AdamW step, computed once in double and rounded to float
-// (as PyTorch does with its Python-float hyper-parameters).
-struct AdamWScalars {
-  float decay; // 1 - lr * weight_decay
-  float beta1, oneMinusBeta1;
-  float beta2, oneMinusBeta2;
-  float eps;
-  float negStepSize; // -lr / (1 - beta1^step)
-  float bc2Sqrt;     // sqrt(1 - beta2^step)
-  float gradScale;
-};
+} // namespace
 
-template <typename G>
-void adamwKernel(const AdamWScalars &s, float *__restrict p,
-                 float *__restrict m, float *__restrict v,
-                 const G *__restrict g, size_t begin, size_t end) {
-  const float decay = s.decay, b1 = s.beta1, c1 = s.oneMinusBeta1;
-  const float b2 = s.beta2, c2 = s.oneMinusBeta2, eps = s.eps;
-  const float negStep = s.negStepSize, bc2Sqrt = s.bc2Sqrt;
-  const float scale = s.gradScale;
-  for (size_t i = begin; i < end; ++i) {
-    float gi = loadGrad(g, i) * scale;
-    float pi = p[i] * decay;
-    float mi = b1 * m[i] + c1 * gi;
-    float vi = b2 * v[i] + c2 * (gi * gi);
-    float denom = std::sqrt(vi) / bc2Sqrt + eps;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = pi + negStep * (mi / denom);
+ChunkKernel pipe_rt::optim::kernelFor(pipe_rt_optim_isa isa) {
+  switch (isa) {
+#ifdef PIPE_RT_OPTIM_X86_VARIANTS
+  case PIPE_RT_OPTIM_ISA_AVX2:
+    return runChunkAVX2;
+  case PIPE_RT_OPTIM_ISA_AVX512:
+    return runChunkAVX512;
+#endif
+  default:
+    return runChunkBaseline;
   }
 }
 
-struct SGDScalars {
-  float negLr;
-  float momentum;
-  float oneMinusDampening;
-  float weightDecay;
-  float gradScale;
-};
+namespace {
 
-// Plain SGD (momentum == 0), optional weight decay.
-template <typename G>
-void sgdPlainKernel(const SGDScalars &s, float *__restrict p,
-                    const G *__restrict g, size_t begin, size_t end) {
-  const float negLr = s.negLr, wd = s.weightDecay, scale = s.gradScale;
-  for (size_t i = begin; i < end; ++i) {
-    float gi = loadGrad(g, i) * scale;
-    float di = gi + wd * p[i];
-    p[i] = p[i] + negLr * di;
+bool cpuSupports(pipe_rt_optim_isa isa) {
+  switch (isa) {
+  case PIPE_RT_OPTIM_ISA_BASELINE:
+    return true;
+#ifdef PIPE_RT_OPTIM_X86_VARIANTS
+  // __builtin_cpu_supports also checks that the OS saves the wide registers
+  // (XCR0), so a kernel or hypervisor without AVX-512 state is caught.
+  case PIPE_RT_OPTIM_ISA_AVX2:
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+  case PIPE_RT_OPTIM_ISA_AVX512:
+    // -mavx512f implies AVX2 code generation too.
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+#endif
+  default:
+    return false;
   }
 }
 
-// SGD with momentum; `first` initialises the buffer with the gradient.
-template <typename G, bool First, bool Nesterov>
-void sgdMomentumKernel(const SGDScalars &s, float *__restrict p,
-                       float *__restrict buf, const G *__restrict g,
-                       size_t begin, size_t end) {
-  const float negLr = s.negLr, wd = s.weightDecay, scale = s.gradScale;
-  const float mu = s.momentum, damp = s.oneMinusDampening;
-  for (size_t i = begin; i < end; ++i) {
-    float gi = loadGrad(g, i) * scale;
-    float di = gi + wd * p[i];
-    float bi = First ? di : mu * buf[i] + damp * di;
-    buf[i] = bi;
-    float ui = Nesterov ? di + mu * bi : bi;
-    p[i] = p[i] + negLr * ui;
-  }
+pipe_rt_optim_isa widestAvailableUpTo(pipe_rt_optim_isa limit) {
+  pipe_rt_optim_isa best = PIPE_RT_OPTIM_ISA_BASELINE;
+  for (pipe_rt_optim_isa isa : kAllIsas)
+    if (isa <= limit && cpuSupports(isa))
+      best = isa;
+  return best;
 }
 
-template <typename G>
-void runSGD(const pipe_rt_optim_update &u, const SGDScalars &s, size_t begin,
-            size_t end) {
-  const G *g = static_cast<const G *>(u.grad);
-  if (u.sgd.momentum == 0.0f)
-    return sgdPlainKernel<G>(s, u.param, g, begin, end);
-  bool first = u.step == 1;
-  bool nesterov = u.sgd.nesterov != 0;
-  if (first && nesterov)
-    return sgdMomentumKernel<G, true, true>(s, u.param, u.state0, g, begin,
-                                            end);
-  if (first)
-    return sgdMomentumKernel<G, true, false>(s, u.param, u.state0, g, begin,
-                                             end);
-  if (nesterov)
-    return sgdMomentumKernel<G, false, true>(s, u.param, u.state0, g, begin,
-                                             end);
-  return sgdMomentumKernel<G, false, false>(s, u.param, u.state0, g, begin,
-                                            end);
+// PIPE_RT_OPTIM_ISA, read once per process.
+pipe_rt_optim_isa chooseDefaultIsa() {
+  const char *env = std::getenv("PIPE_RT_OPTIM_ISA");
+  std::string want = env ? env : "";
+  for (char &c : want)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (want.empty() || want == "auto")
+    return widestAvailableUpTo(PIPE_RT_OPTIM_ISA_AVX512);
+  for (pipe_rt_optim_isa isa : kAllIsas) {
+    if (want != pipe_rt_optim_isa_name(isa))
+      continue;
+    pipe_rt_optim_isa got = widestAvailableUpTo(isa);
+    if (got != isa)
+      std::fprintf(stderr,
+                   "pipe runtime: PIPE_RT_OPTIM_ISA=%s is not available on "
+                   "this CPU or build; the host optimizer uses %s\n",
+                   env, pipe_rt_optim_isa_name(got));
+    return got;
+  }
+  pipe_rt_optim_isa got = widestAvailableUpTo(PIPE_RT_OPTIM_ISA_AVX512);
+  std::fprintf(stderr,
+               "pipe runtime: unknown PIPE_RT_OPTIM_ISA=%s (expected "
+               "baseline, avx2, avx512 or auto); the host optimizer uses %s\n",
+               env, pipe_rt_optim_isa_name(got));
+  return got;
 }
 
 } // namespace
 
 struct pipe_rt_optim_task {
-  pipe_rt_optim_update update;
-  AdamWScalars adamw;
-  SGDScalars sgd;
+  KernelArgs args;
+  ChunkKernel kernel = runChunkBaseline;
+  size_t n = 0;
+  // Elements before the first 64-byte boundary of param: chunk c > 0 starts
+  // at head + c * kChunkSize, so no two workers write one line of param
+  // (nor of the other arrays when they have param's alignment).
+  size_t head = 0;
   size_t numChunks = 0;
-  size_t nextChunk = 0;  // guarded by the pool mutex
-  size_t doneChunks = 0; // guarded by the pool mutex
-  bool finished = false; // guarded by the pool mutex
+
+  // Written by every worker under the pool mutex: kept off the cache line
+  // of the read-only fields above, which all workers read while they run.
+  alignas(kCacheLine) size_t nextChunk = 0; // guarded by the pool mutex
+  size_t doneChunks = 0;                    // guarded by the pool mutex
+  bool finished = false;                    // guarded by the pool mutex
 
   void runChunk(size_t chunk) const {
-    size_t begin = chunk * kChunkSize;
-    size_t end = begin + kChunkSize < update.n ? begin + kChunkSize : update.n;
-    const pipe_rt_optim_update &u = update;
-    bool bf16 = u.grad_dtype == PIPE_RT_GRAD_BF16;
-    if (u.kind == PIPE_RT_OPTIM_ADAMW) {
-      if (bf16)
-        adamwKernel(adamw, u.param, u.state0, u.state1,
-                    static_cast<const uint16_t *>(u.grad), begin, end);
-      else
-        adamwKernel(adamw, u.param, u.state0, u.state1,
-                    static_cast<const float *>(u.grad), begin, end);
-      return;
-    }
-    if (bf16)
-      runSGD<uint16_t>(u, sgd, begin, end);
-    else
-      runSGD<float>(u, sgd, begin, end);
+    size_t begin = chunk == 0 ? 0 : head + chunk * kChunkSize;
+    size_t end = chunk + 1 == numChunks ? n : head + (chunk + 1) * kChunkSize;
+    kernel(args, begin, end);
   }
 };
 
@@ -166,6 +156,7 @@ struct pipe_rt_host_optimizer {
   std::deque<pipe_rt_optim_task *> queue; // tasks with unclaimed chunks
   bool stopping = false;
   std::vector<std::thread> workers;
+  std::atomic<int> isa{PIPE_RT_OPTIM_ISA_BASELINE};
 
   void workerLoop() {
     std::unique_lock<std::mutex> lock(mutex);
@@ -200,6 +191,7 @@ pipe_rt_host_optimizer *pipe_rt_host_optimizer_create(unsigned numThreads) {
   auto *opt = new (std::nothrow) pipe_rt_host_optimizer();
   if (!opt)
     return nullptr;
+  opt->isa.store(pipe_rt_host_optimizer_default_isa());
   opt->workers.reserve(numThreads);
   for (unsigned i = 0; i < numThreads; ++i)
     opt->workers.emplace_back([opt] { opt->workerLoop(); });
@@ -221,6 +213,41 @@ void pipe_rt_host_optimizer_destroy(pipe_rt_host_optimizer *opt) {
   for (std::thread &t : opt->workers)
     t.join();
   delete opt;
+}
+
+int pipe_rt_optim_isa_available(pipe_rt_optim_isa isa) {
+  return isKnownIsa(isa) && cpuSupports(isa) ? 1 : 0;
+}
+
+const char *pipe_rt_optim_isa_name(pipe_rt_optim_isa isa) {
+  switch (isa) {
+  case PIPE_RT_OPTIM_ISA_BASELINE:
+    return "baseline";
+  case PIPE_RT_OPTIM_ISA_AVX2:
+    return "avx2";
+  case PIPE_RT_OPTIM_ISA_AVX512:
+    return "avx512";
+  }
+  return "unknown";
+}
+
+pipe_rt_optim_isa pipe_rt_host_optimizer_default_isa(void) {
+  static const pipe_rt_optim_isa isa = chooseDefaultIsa();
+  return isa;
+}
+
+pipe_rt_optim_isa
+pipe_rt_host_optimizer_isa(const pipe_rt_host_optimizer *opt) {
+  return opt ? pipe_rt_optim_isa(opt->isa.load())
+             : pipe_rt_host_optimizer_default_isa();
+}
+
+int pipe_rt_host_optimizer_set_isa(pipe_rt_host_optimizer *opt,
+                                   pipe_rt_optim_isa isa) {
+  if (!opt || !pipe_rt_optim_isa_available(isa))
+    return PIPE_RT_INVALID_ARGUMENT;
+  opt->isa.store(isa);
+  return PIPE_RT_OK;
 }
 
 static bool isValid(const pipe_rt_optim_update &u) {
@@ -251,15 +278,24 @@ int pipe_rt_host_optimizer_submit(pipe_rt_host_optimizer *opt,
     return PIPE_RT_INVALID_ARGUMENT;
   auto *t = new (std::nothrow) pipe_rt_optim_task();
   if (!t)
-    return PIPE_RT_INVALID_ARGUMENT;
+    return PIPE_RT_OUT_OF_MEMORY;
   const pipe_rt_optim_update &u = *update;
-  t->update = u;
+  KernelArgs &a = t->args;
+  a.bf16 = u.grad_dtype == PIPE_RT_GRAD_BF16;
+  a.param = u.param;
+  a.state0 = u.state0;
+  a.state1 = u.state1;
+  a.grad = u.grad;
+  a.n = u.n;
+  a.adamw = {};
+  a.sgd = {};
   if (u.kind == PIPE_RT_OPTIM_ADAMW) {
     const pipe_rt_adamw_config &c = u.adamw;
     double step = double(u.step);
     double bc1 = 1.0 - std::pow(double(c.beta1), step);
     double bc2 = 1.0 - std::pow(double(c.beta2), step);
-    AdamWScalars &s = t->adamw;
+    AdamWScalars &s = a.adamw;
+    a.kind = KernelKind::AdamW;
     s.decay = float(1.0 - double(c.lr) * double(c.weight_decay));
     s.beta1 = c.beta1;
     s.oneMinusBeta1 = float(1.0 - double(c.beta1));
@@ -271,14 +307,32 @@ int pipe_rt_host_optimizer_submit(pipe_rt_host_optimizer *opt,
     s.gradScale = u.grad_scale;
   } else {
     const pipe_rt_sgd_config &c = u.sgd;
-    SGDScalars &s = t->sgd;
+    SGDScalars &s = a.sgd;
+    bool first = u.step == 1;
+    if (c.momentum == 0.0f)
+      a.kind = KernelKind::SGDPlain;
+    else if (c.nesterov)
+      a.kind = first ? KernelKind::SGDNesterovFirst : KernelKind::SGDNesterov;
+    else
+      a.kind = first ? KernelKind::SGDMomentumFirst : KernelKind::SGDMomentum;
     s.negLr = -c.lr;
     s.momentum = c.momentum;
     s.oneMinusDampening = float(1.0 - double(c.dampening));
     s.weightDecay = c.weight_decay;
     s.gradScale = u.grad_scale;
   }
-  t->numChunks = (u.n + kChunkSize - 1) / kChunkSize;
+  t->kernel = kernelFor(pipe_rt_optim_isa(opt->isa.load()));
+  t->n = u.n;
+  auto addr = reinterpret_cast<uintptr_t>(u.param);
+  t->head = addr % sizeof(float) == 0
+                ? (kCacheLine - addr % kCacheLine) % kCacheLine / sizeof(float)
+                : 0;
+  if (u.n == 0)
+    t->numChunks = 0;
+  else if (u.n <= t->head + kChunkSize)
+    t->numChunks = 1;
+  else
+    t->numChunks = (u.n - t->head + kChunkSize - 1) / kChunkSize;
   if (t->numChunks == 0) {
     t->finished = true;
   } else {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+#include "Profile.h"
 #include "SafetensorsIO.h"
 
 #include <algorithm>
@@ -73,6 +74,12 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
     return bad(PIPE_RT_INVALID_ARGUMENT, "no weights file given");
   if (!(options->watchdog_seconds > 0))
     return bad(PIPE_RT_INVALID_ARGUMENT, "the watchdog must be > 0 s");
+  if (options->ps_transfer != PIPE_RT_PS_TRANSFER_F32 &&
+      options->ps_transfer != PIPE_RT_PS_TRANSFER_BF16)
+    return bad(PIPE_RT_INVALID_ARGUMENT,
+               "ps_transfer must be PIPE_RT_PS_TRANSFER_F32 (0) or "
+               "PIPE_RT_PS_TRANSFER_BF16 (1), not " +
+                   std::to_string(int(options->ps_transfer)));
   auto *abi = static_cast<const int32_t *>(
       lookup(userData, "pipe_program_abi_version"));
   if (!abi)
@@ -430,6 +437,26 @@ void pipe_rt_session_enable_trace(pipe_rt_session *session, int enable) {
   session->tracing = enable != 0;
   for (const ScheduleInfo &x : session->manifest.schedules)
     session->traceDevices = std::max(session->traceDevices, x.devices);
+}
+
+void pipe_rt_session_profile_mark(pipe_rt_session *session) {
+  if (!session)
+    return;
+  std::lock_guard<std::mutex> lock(session->traceMu);
+  session->profileFrom =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    session->traceEpoch)
+          .count();
+}
+
+const char *pipe_rt_session_profile_json(pipe_rt_session *session) {
+  if (!session)
+    return "";
+  std::lock_guard<std::mutex> lock(session->traceMu);
+  session->profileText = pipe_rt::profileJson(
+      pipe_rt::summarize(session->trace, session->traceLinks,
+                         session->traceDevices, session->profileFrom));
+  return session->profileText.c_str();
 }
 
 int pipe_rt_session_write_trace(pipe_rt_session *session, const char *path) {

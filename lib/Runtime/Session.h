@@ -18,6 +18,8 @@
 #include "pipe/Runtime/Devices.h"
 #include "pipe/Runtime/Program.h"
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -154,6 +156,9 @@ struct pipe_rt_session {
   std::vector<pipe_rt::SessionParam> params;
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
+  /// Bytes copied per device and Lane over every run
+  /// (pipe_rt_session_copy_bytes; sized by the first run).
+  std::vector<std::array<uint64_t, 3>> copyBytes;
   std::string error;
   /// Where runs keep their buffers; null: the simulated devices (see
   /// Backend.h; PipeRuntimeCUDA sets a GPU one).
@@ -164,6 +169,8 @@ struct pipe_rt_session {
   int traceDevices = 0;
   std::chrono::steady_clock::time_point traceEpoch;
   std::mutex traceMu;
+  double profileFrom = 0; // seconds since traceEpoch
+  std::string profileText;
 };
 
 namespace pipe_rt {
@@ -196,6 +203,10 @@ struct RunState {
   std::map<int, std::vector<unsigned char>> psMaster; // manifest dtype
   std::map<int, std::vector<float>> psState0, psState1, psAccum;
   std::map<int, int64_t> psStep;
+  /// ps_transfer = bf16: the bf16 shadow of each f32 master (host memory
+  /// from allocHost, page-locked on a GPU) that ps.load copies; written when
+  /// the run starts and by ps.update after each optimizer step.
+  std::map<int, BufferPtr> psShadow;
   std::unique_ptr<JobQueue> hostQueue;
   std::vector<bool> psParam; // param id -> held by the parameter server
   // Copies and updates run on different queues, so the data dependences
@@ -223,6 +234,14 @@ struct RunState {
 
   // Per-device optimizer state of params held on devices.
   std::vector<std::map<int, SessionParam>> deviceOptState;
+
+  /// Bytes copied per device and Lane (index device * 3 + lane), added to
+  /// the session's copyBytes when the run ends.
+  std::unique_ptr<std::atomic<uint64_t>[]> laneBytes;
+  void countCopy(int device, Lane lane, uint64_t bytes) {
+    laneBytes[size_t(device) * 3 + size_t(lane)].fetch_add(
+        bytes, std::memory_order_relaxed);
+  }
 
   std::mutex errorMu;
   std::string firstError;

@@ -265,6 +265,7 @@ private:
   bool openData();
   bool evaluate(int64_t step, double &loss);
   bool checkpoint(int64_t step);
+  bool writeProfile();
   TrainerState state(int64_t step) const;
 
   pipe_rt_session *s;
@@ -283,6 +284,10 @@ private:
   int64_t cursor = 0;
   std::FILE *log = nullptr;
   int64_t lastCheckpoint = -1, lastEval = -1;
+  // --profile: the measured steps (after the skipped ones) and their time.
+  bool profiling = false, profileMarked = false;
+  int64_t profileSkip = 0, profileSteps = 0;
+  double profileSeconds = 0;
 };
 
 bool Trainer::checkOptions() {
@@ -535,8 +540,11 @@ bool Trainer::run() {
       return fail(o.logJson +
                   ": cannot write the log: " + std::strerror(errno));
   }
-  if (!o.tracePath.empty())
+  profiling = !o.profilePath.empty();
+  if (!o.tracePath.empty() || profiling)
     pipe_rt_session_enable_trace(s, 1);
+  profileSkip =
+      o.profileSkip >= 0 ? o.profileSkip : (o.steps - start > 1 ? 1 : 0);
 
   const ScheduleInfo &x = m.schedules[train];
   print(format(
@@ -567,12 +575,20 @@ bool Trainer::run() {
     float lr = learningRate(o, step);
     pipe_rt_session_set_lr(s, lr);
     const void *const *in = data->train(cursor, perRun);
+    if (profiling && !profileMarked && step - start >= profileSkip) {
+      pipe_rt_session_profile_mark(s);
+      profileMarked = true;
+    }
     auto tr = Clock::now();
     if (pipe_rt_session_run(s, train, in, losses.data()) != PIPE_RT_OK)
       return fail(format("step %lld: ", (long long)step + 1) +
                   pipe_rt_session_error(s));
     double runSeconds = since(tr);
     trainSeconds += runSeconds;
+    if (profileMarked) {
+      profileSeconds += runSeconds;
+      profileSteps += stepsPerRun;
+    }
     cursor += perRun;
     items += itemsPerMb * perRun;
     double rate =
@@ -615,8 +631,14 @@ bool Trainer::run() {
 
     bool evalNow = doEval && o.evalEvery > 0 && step % o.evalEvery == 0;
     double evalLoss = std::nan("");
+    // Evaluation runs stay out of the profile (and of the trace when only
+    // the profile asked for one).
+    if (evalNow && profiling && o.tracePath.empty())
+      pipe_rt_session_enable_trace(s, 0);
     if (evalNow && !evaluate(step, evalLoss))
       return false;
+    if (evalNow && profiling && o.tracePath.empty())
+      pipe_rt_session_enable_trace(s, 1);
 
     for (int k = 0; log && k < stepsPerRun; ++k) {
       std::string rec = format(
@@ -658,6 +680,8 @@ bool Trainer::run() {
       summary.weightsWritten = o.saveWeights;
     }
   }
+  if (profiling && !writeProfile())
+    return false;
   if (!o.tracePath.empty() &&
       pipe_rt_session_write_trace(s, o.tracePath.c_str()) != PIPE_RT_OK)
     return fail(pipe_rt_session_error(s));
@@ -673,6 +697,47 @@ bool Trainer::run() {
   for (int d = 0; d < x.devices; ++d)
     summary.peakBytes.push_back(pipe_rt_session_peak_bytes(s, d));
   print(formatSummary(summary));
+  return true;
+}
+
+/// Writes the --profile file (a temporary, then renamed over the path).
+bool Trainer::writeProfile() {
+  if (profileSteps == 0)
+    return fail(format("--profile %s: no step ran after the %lld skipped "
+                       "(--profile-skip)",
+                       o.profilePath.c_str(), (long long)profileSkip));
+  const ScheduleInfo &x = m.schedules[train];
+  std::string peaks;
+  for (int d = 0; d < x.devices; ++d)
+    peaks += format("%s%llu", d ? "," : "",
+                    (unsigned long long)pipe_rt_session_peak_bytes(s, d));
+  double stepSeconds = profileSeconds / double(profileSteps);
+  std::string text = format(
+      "{\"schedule\":\"%s\",\"kind\":\"%s\",\"devices\":%d,"
+      "\"microbatches\":%d,\"steps\":%lld,\"step_ms\":%s,"
+      "\"%s_per_s\":%s,\"peak_device_bytes\":[%s]",
+      x.name.c_str(), x.kind.c_str(), x.devices, mbs, (long long)profileSteps,
+      jsonNumber(stepSeconds * 1e3).c_str(),
+      summary.unit == "tok" ? "tokens" : "samples",
+      jsonNumber(stepSeconds > 0 ? double(itemsPerMb * mbs) / stepSeconds : 0)
+          .c_str(),
+      peaks.c_str());
+  if (o.profileExtra) {
+    std::string extra = o.profileExtra();
+    if (!extra.empty())
+      text += "," + extra;
+  }
+  text +=
+      ",\"runtime\":" + std::string(pipe_rt_session_profile_json(s)) + "}\n";
+  std::string tmp = o.profilePath + ".tmp";
+  std::FILE *f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = f && std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), o.profilePath.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail(o.profilePath +
+                ": cannot write the profile: " + std::strerror(errno));
+  }
   return true;
 }
 

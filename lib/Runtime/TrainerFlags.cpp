@@ -62,10 +62,18 @@ Files:
                          an alias
   --log-json PATH        JSON lines, one object per step
   --trace PATH           Chrome trace of every action
+  --profile PATH         JSON phase breakdown of the measured steps: step
+                         time, compute per phase, copy time and the part no
+                         compute hid, host optimizer time, peak memory
+  --profile-skip N       warm-up steps left out of --profile (default 1
+                         when more than one step runs, else 0)
 Misc:
   --log-every N          progress every N steps (default: about every 2 s)
   --watchdog S           seconds before a stuck transfer fails (default 60)
   --threads N            host optimizer threads (default: all cores)
+  --ps-transfer T        f32 (default) or bf16: element type of the L2L
+                         parameter server's weight and gradient copies
+                         (masters and optimizer stay fp32)
 
 Exit status: 0 done, 1 error, 2 bad command line, 3 stopped by
 SIGINT/SIGTERM or --stop-after (checkpoint written; rerun with --resume).)";
@@ -75,6 +83,7 @@ void TrainerFlags::applyTo(pipe_rt_session_options &session) const {
   initSessionOptions(options, session);
   session.watchdog_seconds = watchdogSeconds;
   session.optimizer_threads = optimizerThreads;
+  session.ps_transfer = psTransfer;
 }
 
 bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
@@ -180,6 +189,10 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
       ok = str(t.logJson);
     else if (a == "--trace")
       ok = str(t.tracePath);
+    else if (a == "--profile")
+      ok = str(t.profilePath);
+    else if (a == "--profile-skip")
+      ok = integer(t.profileSkip);
     else if (a == "--log-every")
       ok = integer(t.logEvery);
     else if (a == "--watchdog")
@@ -189,6 +202,15 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
       int64_t threads = 0;
       ok = integer(threads);
       flags.optimizerThreads = unsigned(threads);
+    } else if (a == "--ps-transfer") {
+      if (!str(v) || (v != "f32" && v != "bf16")) {
+        error = hasNext ? "--ps-transfer: '" + v +
+                              "' is not a transfer type (f32 or bf16)"
+                        : "--ps-transfer needs a value: f32 or bf16";
+        return false;
+      }
+      flags.psTransfer =
+          v == "bf16" ? PIPE_RT_PS_TRANSFER_BF16 : PIPE_RT_PS_TRANSFER_F32;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' (see --help)";
       return false;

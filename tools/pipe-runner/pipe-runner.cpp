@@ -79,7 +79,6 @@ int main(int argc, char **argv) {
     return die("an artifact and --weights are required (see --help)",
                pipe_rt::ExitUsage);
   const std::string &artifact = flags.positional.front();
-  const pipe_rt::TrainerOptions &t = flags.options;
 
   // A name without a slash would be searched on the library path, not here.
   std::string file =
@@ -114,8 +113,31 @@ int main(int argc, char **argv) {
   }
 #endif
 
+  pipe_rt::TrainerOptions training = flags.options;
+#ifdef PIPE_RUNNER_CUDA
+  // The profile's memory figures of the GPUs: the runtime's pool (every
+  // allocation the runtime makes, cuBLAS workspaces included) and the
+  // driver's view of the whole device.
+  if (useGpu)
+    training.profileExtra = [] {
+      std::string pools, driver;
+      for (int g = 0; g < pipe_rt_cuda_device_count(nullptr, 0); ++g) {
+        uint64_t inUse = 0, peak = 0, reserved = 0, used = 0, total = 0;
+        pipe_rt_cuda_pool_stats(g, &inUse, &peak, &reserved);
+        pipe_rt_cuda_device_memory(g, &used, &total);
+        std::string sep = g ? "," : "";
+        pools += sep + "{\"peak\":" + std::to_string(peak) +
+                 ",\"reserved\":" + std::to_string(reserved) + "}";
+        driver += sep + "{\"used\":" + std::to_string(used) +
+                  ",\"total\":" + std::to_string(total) + "}";
+      }
+      return "\"gpu_pool_bytes\":[" + pools + "],\"gpu_driver_bytes\":[" +
+             driver + "]";
+    };
+#endif
+
   pipe_rt::TrainerSummary summary;
-  bool ok = pipe_rt::runTraining(session, t, summary, message);
+  bool ok = pipe_rt::runTraining(session, training, summary, message);
   pipe_rt_session_destroy(session);
   if (!ok)
     return die(message);

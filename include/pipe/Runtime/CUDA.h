@@ -133,6 +133,9 @@ int pipe_rt_cuda_pool_stats(int ordinal, uint64_t *in_use, uint64_t *peak,
                             uint64_t *reserved);
 /// Returns the pool's cached blocks to the driver.
 void pipe_rt_cuda_pool_trim(int ordinal);
+/// Memory of GPU `ordinal` in use by every process and its context (the
+/// driver's figure, cuMemGetInfo: total - free), and its total.
+int pipe_rt_cuda_device_memory(int ordinal, uint64_t *used, uint64_t *total);
 
 /// NCCL check on one GPU (single-rank communicator from ncclCommInitAll, a
 /// self send/recv of `bytes` in one group), with the watchdog polling the

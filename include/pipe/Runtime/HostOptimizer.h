@@ -108,7 +108,45 @@ int pipe_rt_host_optimizer_run(pipe_rt_host_optimizer *opt,
                                const pipe_rt_optim_update *update);
 
 /// Elements per chunk (the unit of work a worker claims); exposed for tests.
+/// The first chunk of a task is up to 15 elements longer, so that the later
+/// chunk boundaries fall on 64-byte lines of `param` (no two workers write
+/// the same cache line).
 size_t pipe_rt_host_optimizer_chunk_size(void);
+
+/// Instruction-set variants of the element-wise kernels. All of them evaluate
+/// the same float operations in the same order and give identical bits; they
+/// differ only in vector width.
+typedef enum pipe_rt_optim_isa {
+  /// The library's own build flags: SSE2 (16-byte vectors) on x86-64; the
+  /// only variant on other targets.
+  PIPE_RT_OPTIM_ISA_BASELINE = 0,
+  /// 32-byte AVX2 vectors (x86-64, CPU with AVX2).
+  PIPE_RT_OPTIM_ISA_AVX2 = 1,
+  /// 64-byte AVX-512F vectors (x86-64, CPU and OS with AVX-512F).
+  PIPE_RT_OPTIM_ISA_AVX512 = 2,
+} pipe_rt_optim_isa;
+
+/// 1 if `isa` is built into the library and this CPU can run it, else 0.
+int pipe_rt_optim_isa_available(pipe_rt_optim_isa isa);
+
+/// "baseline", "avx2", "avx512", or "unknown".
+const char *pipe_rt_optim_isa_name(pipe_rt_optim_isa isa);
+
+/// The variant new optimizers use, chosen once per process: the widest
+/// available one, unless the environment variable PIPE_RT_OPTIM_ISA names
+/// another (baseline, avx2, avx512 or auto). A value that is unknown or not
+/// available on this CPU is reported once on stderr and the widest available
+/// variant not wider than the one asked for is used instead.
+pipe_rt_optim_isa pipe_rt_host_optimizer_default_isa(void);
+
+/// The variant `opt` runs (its tasks capture it when they are submitted).
+pipe_rt_optim_isa pipe_rt_host_optimizer_isa(const pipe_rt_host_optimizer *opt);
+
+/// Forces `opt` onto `isa` for tasks submitted from now on (tests and
+/// benchmarks). Returns PIPE_RT_INVALID_ARGUMENT, changing nothing, if opt
+/// is null or `isa` is unknown or not available.
+int pipe_rt_host_optimizer_set_isa(pipe_rt_host_optimizer *opt,
+                                   pipe_rt_optim_isa isa);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -157,6 +157,14 @@ typedef struct pipe_rt_session pipe_rt_session;
 /// Resolves a symbol of the compiled program; null if absent.
 typedef void *(*pipe_rt_symbol_lookup)(void *user_data, const char *name);
 
+/// Element type of the parameter server's copies to and from the devices
+/// (ps.load and ps.push; docs/runtime.md, "bf16 transfers"). The master
+/// weights, the gradient accumulator and the optimizer stay fp32 either way.
+typedef enum pipe_rt_ps_transfer {
+  PIPE_RT_PS_TRANSFER_F32 = 0,  /* fp32 both ways (the default) */
+  PIPE_RT_PS_TRANSFER_BF16 = 1, /* bf16 on the link, widened on arrival */
+} pipe_rt_ps_transfer;
+
 typedef struct pipe_rt_session_options {
   /// Safetensors file holding every param of the manifest (by name, with the
   /// manifest's dtype and shape). Required.
@@ -175,6 +183,13 @@ typedef struct pipe_rt_session_options {
   /// a run of a schedule with ps stages or steps > 1 fails with
   /// PIPE_RT_INVALID_ARGUMENT when it is set.
   float clip_norm;
+  /// How f32 params of parameter-server stages cross the link: with
+  /// PIPE_RT_PS_TRANSFER_BF16, ps.load copies a bf16 shadow of the master
+  /// (rounded to nearest even when the run starts and after each ps.update)
+  /// and widens it on the device; ps.push narrows the gradient on the device
+  /// and the host widens it into the fp32 accumulator. Any other value:
+  /// pipe_rt_session_create fails with PIPE_RT_INVALID_ARGUMENT.
+  pipe_rt_ps_transfer ps_transfer;
 } pipe_rt_session_options;
 
 /// Fills `options` with defaults (AdamW lr 1e-3, betas 0.9/0.999, eps 1e-8,
@@ -232,6 +247,18 @@ int pipe_rt_session_write_param(pipe_rt_session *session, int param,
 /// Peak bytes in use on `device` over the session.
 uint64_t pipe_rt_session_peak_bytes(pipe_rt_session *session, int device);
 
+/// Bytes the session's runs so far copied on `device`'s lanes (any pointer
+/// may be null): `h2d` on its host-to-device copy engine (ps.load,
+/// prefetch, params copied in at the start of a run), `d2h` on its
+/// device-to-host one (ps.push, offload, params read back at the end), and
+/// `compute` by its compute thread (graph inputs, losses, optimizer staging,
+/// device-to-device copies). Only copies count: on the default simulated
+/// devices the host reads device memory in place, so e.g. ps.push moves
+/// nothing; the staged backend and GPUs copy. PIPE_RT_INVALID_ARGUMENT for
+/// a device no schedule has.
+int pipe_rt_session_copy_bytes(pipe_rt_session *session, int device,
+                               uint64_t *h2d, uint64_t *d2h, uint64_t *compute);
+
 /// Writes the training state (every param, the optimizer state, the
 /// optimizer's step counter) to a safetensors file at `path`, atomically
 /// (temporary file in the same directory, fsync, rename): an interrupted
@@ -259,6 +286,21 @@ int pipe_rt_session_load(pipe_rt_session *session, const char *path,
 /// first use) and clears them.
 void pipe_rt_session_enable_trace(pipe_rt_session *session, int enable);
 int pipe_rt_session_write_trace(pipe_rt_session *session, const char *path);
+
+/// Starts the window of pipe_rt_session_profile_json: actions recorded from
+/// now on (tracing must be enabled).
+void pipe_rt_session_profile_mark(pipe_rt_session *session);
+/// The phase breakdown of the actions recorded in the window (before the
+/// trace is written, which clears it), as a JSON object in milliseconds:
+/// `window_ms`, `optimizer_ms` (host optimizer busy), `optimizer_exposed_ms`
+/// (busy while no device computes), `idle_ms`, and per device
+/// `forward_ms`, `recompute_ms`, `backward_ms`, `update_ms`, `other_ms`,
+/// `compute_ms`, `h2d_ms`, `d2h_ms`, `copy_ms` (either copy lane busy),
+/// `copy_exposed_ms` (a copy in flight and no compute on the device),
+/// `copy_exposed_fraction` and `transfer_ms` (its outgoing links). Busy
+/// times are unions, so overlapping actions of one lane count once. Valid
+/// until the next call on the session.
+const char *pipe_rt_session_profile_json(pipe_rt_session *session);
 
 #ifdef __cplusplus
 } // extern "C"

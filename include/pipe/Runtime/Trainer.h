@@ -101,6 +101,14 @@ struct TrainerOptions {
   std::string saveWeights;
   /// Chrome trace of every action of every run.
   std::string tracePath;
+  /// JSON profile of this call's steps after the first `profileSkip`
+  /// (< 0: 1 when more than one step runs, else 0): docs/trainer.md.
+  std::string profilePath;
+  int64_t profileSkip = -1;
+  /// More members for the profile's top-level object (e.g. a GPU backend's
+  /// memory figures), as `"name":value` pairs separated by commas; called
+  /// once at the end.
+  std::function<std::string()> profileExtra;
   /// JSON-lines log, one object per optimizer step (appended to when
   /// resuming).
   std::string logJson;

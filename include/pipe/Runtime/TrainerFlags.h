@@ -20,12 +20,15 @@ struct TrainerFlags {
   TrainerOptions options;
   double watchdogSeconds = 60;
   unsigned optimizerThreads = 0;
+  /// --ps-transfer f32|bf16: element type of the parameter server's copies.
+  pipe_rt_ps_transfer psTransfer = PIPE_RT_PS_TRANSFER_F32;
   /// --weights (pipe-runner only).
   std::string weights;
   /// Arguments that are not flags, in order (pipe-runner: the artifact).
   std::vector<std::string> positional;
 
-  /// Copies the optimizer, clipping, watchdog and thread settings.
+  /// Copies the optimizer, clipping, watchdog, thread and ps-transfer
+  /// settings.
   void applyTo(pipe_rt_session_options &session) const;
 };
 

@@ -5,7 +5,9 @@
 // streams (compute, host-to-device, device-to-host) and a cuBLAS handle,
 // kept by the session across runs. Memory comes from the GPU's pool
 // (Driver.cpp) and is charged to the logical device against its capacity;
-// host staging (offloaded stashes) is page-locked. Every operation waits for
+// host staging (offloaded stashes) is page-locked; the bf16 conversions of
+// the parameter server's transfers run the kernels of Bf16Kernels.ptx
+// (Driver.cpp, convertBf16) on the lane's stream. Every operation waits for
 // its stream with the watchdog before returning, which is the contract of
 // DeviceMemory: the executor's threads then order everything as on the
 // simulated devices, and the three lanes still overlap.
@@ -220,6 +222,16 @@ public:
     return wait(d, lane, "gradient accumulation", error);
   }
 
+  int narrowBf16(int d, Lane lane, void *dst, const void *src, int64_t n,
+                 std::string &error) override {
+    return convert(d, lane, true, dst, src, n, error);
+  }
+
+  int widenBf16(int d, Lane lane, void *dst, const void *src, int64_t n,
+                std::string &error) override {
+    return convert(d, lane, false, dst, src, n, error);
+  }
+
   int gather(int d, void *dst, const void *src,
              const std::vector<int64_t> &shape, const int64_t *strides,
              size_t elemSize, std::string &error) override {
@@ -292,6 +304,21 @@ public:
   }
 
 private:
+  /// The kernels of Bf16Kernels.ptx on the lane's stream, then a wait.
+  int convert(int d, Lane lane, bool narrow, void *dst, const void *src,
+              int64_t n, std::string &error) {
+    if (n <= 0)
+      return PIPE_RT_OK;
+    Lanes &l = *devices[d]->lanes;
+    const char *what = narrow ? "bf16 narrowing" : "bf16 widening";
+    std::string e;
+    if (int st =
+            convertBf16(*l.gpu, l.streams[int(lane)], narrow, dst, src, n, e)) {
+      driverFail(d, lane, what, e, error);
+      return st;
+    }
+    return wait(d, lane, what, error);
+  }
   int wait(int d, Lane lane, const char *what, std::string &error) {
     Lanes &l = *devices[d]->lanes;
     return waitStream(l.streams[int(lane)], watchdog,

@@ -2,7 +2,9 @@
 //
 // Every wait polls (cuStreamQuery / cuEventQuery) against a deadline rather
 // than blocking in the driver, so a kernel that never ends or a copy that
-// never starts becomes an error naming the device and the action.
+// never starts becomes an error naming the device and the action. Also the
+// bf16 conversion kernels (Bf16Kernels.ptx, embedded at build time), loaded
+// once per GPU on first use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,9 +247,12 @@ int pollUntil(Query query, double seconds, const char *call,
               const std::string &what, std::string &error) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  // Spin briefly (most waits are short), then back off up to 1 ms.
+  // Spin briefly (most waits are short), then back off up to 50 us: a
+  // block call or a layer's copy takes 0.1-10 ms, and a wake-up that
+  // overshoots by a full millisecond would idle the GPU between actions
+  // (every action waits for its stream, docs/cuda-runtime.md).
   int spins = 0;
-  auto sleep = std::chrono::microseconds(10);
+  auto sleep = std::chrono::microseconds(5);
   while (true) {
     CUresult r = query();
     if (r == CUDA_SUCCESS)
@@ -265,7 +270,7 @@ int pollUntil(Query query, double seconds, const char *call,
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
+      sleep = std::min(sleep * 2, std::chrono::microseconds(50));
     }
   }
 }
@@ -335,6 +340,76 @@ void reportError(const std::string &message) {
   }
   if (tlsLastError.empty())
     tlsLastError = message;
+}
+
+//===----------------------------------------------------------------------===//
+// bf16 conversion kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+const char kBf16Ptx[] =
+#include "Bf16Kernels.inc"
+    ;
+} // namespace
+
+const char *bf16KernelsPtx() { return kBf16Ptx; }
+
+int convertBf16(Gpu &g, CUstream stream, bool narrow, void *dst,
+                const void *src, int64_t n, std::string &error) {
+  if (n <= 0)
+    return PIPE_RT_OK;
+  if ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) &
+      7) {
+    error = format("GPU %d: bf16 conversion of misaligned buffers", g.ordinal);
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  if (CUresult r = makeCurrent(g)) {
+    error = format("GPU %d: ", g.ordinal) + driverError("cuCtxSetCurrent", r);
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  CUfunction fn;
+  {
+    // Once per GPU, as MgpuABI.cpp loads a program's modules.
+    std::lock_guard<std::mutex> lock(g.kernelsMu);
+    if (!g.bf16Module) {
+      CUmodule mod;
+      if (CUresult r = cuModuleLoadData(&mod, kBf16Ptx)) {
+        error = format("GPU %d: loading the bf16 kernels: ", g.ordinal) +
+                driverError("cuModuleLoadData", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      CUfunction nf, wf;
+      CUresult r = cuModuleGetFunction(&nf, mod, "pipe_rt_narrow_bf16");
+      if (r == CUDA_SUCCESS)
+        r = cuModuleGetFunction(&wf, mod, "pipe_rt_widen_bf16");
+      if (r != CUDA_SUCCESS) {
+        cuModuleUnload(mod);
+        error = format("GPU %d: the bf16 kernels: ", g.ordinal) +
+                driverError("cuModuleGetFunction", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      g.bf16Module = mod;
+      g.narrowBf16 = nf;
+      g.widenBf16 = wf;
+    }
+    fn = narrow ? g.narrowBf16 : g.widenBf16;
+  }
+  // 256 threads a block, one element pair a thread per round; the grid
+  // stride loop covers the rest (4096 blocks keep every SM busy).
+  constexpr unsigned kThreads = 256, kMaxBlocks = 4096;
+  uint64_t pairs = uint64_t(n) / 2;
+  unsigned blocks = unsigned(std::min<uint64_t>(
+      std::max<uint64_t>((pairs + kThreads - 1) / kThreads, 1), kMaxBlocks));
+  CUdeviceptr d = reinterpret_cast<CUdeviceptr>(dst);
+  CUdeviceptr s = reinterpret_cast<CUdeviceptr>(src);
+  uint64_t count = uint64_t(n);
+  void *params[] = {&d, &s, &count};
+  if (CUresult r = cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, stream,
+                                  params, nullptr)) {
+    error = format("GPU %d: ", g.ordinal) + driverError("cuLaunchKernel", r);
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  return PIPE_RT_OK;
 }
 
 //===----------------------------------------------------------------------===//
@@ -498,6 +573,22 @@ extern "C" int pipe_rt_cuda_pool_stats(int ordinal, uint64_t *inUse,
   if (!g)
     return PIPE_RT_DEVICE_ERROR;
   g->pool->stats(inUse, peak, reserved);
+  return PIPE_RT_OK;
+}
+
+extern "C" int pipe_rt_cuda_device_memory(int ordinal, uint64_t *used,
+                                          uint64_t *total) {
+  std::string error;
+  pipe_rt::cuda::Gpu *g = pipe_rt::cuda::gpu(ordinal, error);
+  if (!g || pipe_rt::cuda::makeCurrent(*g) != CUDA_SUCCESS)
+    return PIPE_RT_DEVICE_ERROR;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cuMemGetInfo(&freeBytes, &totalBytes) != CUDA_SUCCESS)
+    return PIPE_RT_DEVICE_ERROR;
+  if (used)
+    *used = totalBytes - freeBytes;
+  if (total)
+    *total = totalBytes;
   return PIPE_RT_OK;
 }
 

@@ -72,6 +72,10 @@ struct Gpu {
   std::unique_ptr<Pool> pool;
   std::mutex blasMu;
   cublasHandle_t blas = nullptr; // for calls outside a block call
+  /// The kernels of Bf16Kernels.ptx, loaded on first use (convertBf16).
+  std::mutex kernelsMu;
+  CUmodule bf16Module = nullptr;
+  CUfunction narrowBf16 = nullptr, widenBf16 = nullptr;
 };
 
 /// The Gpu of `ordinal` (initialised on first use), or null with `error`.
@@ -116,6 +120,16 @@ double defaultWatchdog();
 /// Reports an error of an mgpu*/gemm call: to the running action inside a
 /// block call, else to pipe_rt_cuda_last_error.
 void reportError(const std::string &message);
+
+/// Queues dst[i] = bf16(src[i]) (`narrow`) or f32(src[i]) for `n` elements
+/// of device memory on `stream` (8-byte aligned buffers); does not wait.
+/// Loads Bf16Kernels.ptx into the GPU's context on first use.
+/// PIPE_RT_DEVICE_ERROR (or PIPE_RT_INVALID_ARGUMENT for misaligned
+/// buffers) with `error` naming the GPU.
+int convertBf16(Gpu &g, CUstream stream, bool narrow, void *dst,
+                const void *src, int64_t n, std::string &error);
+/// The PTX text of the kernels (for tests).
+const char *bf16KernelsPtx();
 
 /// Strided gather of `shape` elements at `src` (host or device memory) into
 /// dense device memory `dst`, on `stream`, then waits.

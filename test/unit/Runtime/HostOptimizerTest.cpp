@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -312,6 +314,285 @@ TEST(HostOptimizer, AsyncSubmitWait) {
     ASSERT_EQ(pipe_rt_host_optimizer_run(single.opt, &u), PIPE_RT_OK);
     EXPECT_EQ(async[t].p, sync[t].p) << "task " << t;
     EXPECT_NE(async[t].p, std::vector<float>(n, 0.0f));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Instruction-set variants: identical bits, and the documented float formula
+//===----------------------------------------------------------------------===//
+
+std::vector<pipe_rt_optim_isa> availableIsas() {
+  std::vector<pipe_rt_optim_isa> isas;
+  for (pipe_rt_optim_isa isa :
+       {PIPE_RT_OPTIM_ISA_BASELINE, PIPE_RT_OPTIM_ISA_AVX2,
+        PIPE_RT_OPTIM_ISA_AVX512})
+    if (pipe_rt_optim_isa_available(isa))
+      isas.push_back(isa);
+  return isas;
+}
+
+TEST(HostOptimizer, IsaSelection) {
+  EXPECT_EQ(pipe_rt_optim_isa_available(PIPE_RT_OPTIM_ISA_BASELINE), 1);
+  EXPECT_EQ(pipe_rt_optim_isa_available(pipe_rt_optim_isa(7)), 0);
+  EXPECT_STREQ(pipe_rt_optim_isa_name(PIPE_RT_OPTIM_ISA_BASELINE), "baseline");
+  EXPECT_STREQ(pipe_rt_optim_isa_name(PIPE_RT_OPTIM_ISA_AVX2), "avx2");
+  EXPECT_STREQ(pipe_rt_optim_isa_name(PIPE_RT_OPTIM_ISA_AVX512), "avx512");
+  EXPECT_STREQ(pipe_rt_optim_isa_name(pipe_rt_optim_isa(7)), "unknown");
+  pipe_rt_optim_isa def = pipe_rt_host_optimizer_default_isa();
+  EXPECT_EQ(pipe_rt_optim_isa_available(def), 1) << int(def);
+  if (!std::getenv("PIPE_RT_OPTIM_ISA")) { // else the variable chose it
+    EXPECT_EQ(def, availableIsas().back()) << "default is not the widest";
+  }
+  Opt opt(1);
+  EXPECT_EQ(pipe_rt_host_optimizer_isa(opt.opt), def);
+  for (pipe_rt_optim_isa isa : availableIsas()) {
+    EXPECT_EQ(pipe_rt_host_optimizer_set_isa(opt.opt, isa), PIPE_RT_OK);
+    EXPECT_EQ(pipe_rt_host_optimizer_isa(opt.opt), isa);
+  }
+  EXPECT_EQ(pipe_rt_host_optimizer_set_isa(opt.opt, pipe_rt_optim_isa(7)),
+            PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(pipe_rt_host_optimizer_set_isa(nullptr, PIPE_RT_OPTIM_ISA_BASELINE),
+            PIPE_RT_INVALID_ARGUMENT);
+  for (pipe_rt_optim_isa isa :
+       {PIPE_RT_OPTIM_ISA_AVX2, PIPE_RT_OPTIM_ISA_AVX512})
+    if (!pipe_rt_optim_isa_available(isa)) {
+      EXPECT_EQ(pipe_rt_host_optimizer_set_isa(opt.opt, isa),
+                PIPE_RT_INVALID_ARGUMENT);
+    }
+  std::printf("[ INFO     ] available:");
+  for (pipe_rt_optim_isa isa : availableIsas())
+    std::printf(" %s", pipe_rt_optim_isa_name(isa));
+  std::printf("; default %s\n", pipe_rt_optim_isa_name(def));
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+/// Index of the first element whose bits differ (two NaNs count as equal:
+/// which NaN payload survives an operation on two NaNs depends on operand
+/// order, which the compiler may swap), or -1.
+long firstDifference(const std::vector<float> &a, const std::vector<float> &b) {
+  if (a.size() != b.size())
+    return 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (bitsOf(a[i]) != bitsOf(b[i]) && !(std::isnan(a[i]) && std::isnan(b[i])))
+      return long(i);
+  return -1;
+}
+
+/// A gradient with awkward values mixed in: zeros of both signs, values
+/// whose square is subnormal or overflows, subnormals, infinities, NaN.
+std::vector<float> awkwardGradient(size_t n, unsigned seed, bool specials) {
+  std::vector<float> g = randomVector(n, 0.1f, seed);
+  if (!specials)
+    return g;
+  const float odd[] = {0.0f, -0.0f, 1e-23f, -3e-39f, 1e-45f, 2e19f, -3e30f};
+  for (size_t i = 0; i < n; i += 13)
+    g[i] = odd[(i / 13) % (sizeof(odd) / sizeof(odd[0]))];
+  if (n > 500) {
+    g[n / 3] = INFINITY;
+    g[n / 2] = NAN;
+  }
+  return g;
+}
+
+struct VariantCase {
+  const char *name;
+  pipe_rt_optim_kind kind;
+  pipe_rt_adamw_config adamw;
+  pipe_rt_sgd_config sgd;
+  float scale;
+  int64_t firstStep; // 20000: AdamW's bias correction has rounded to 1.0f
+};
+
+std::vector<VariantCase> variantCases() {
+  pipe_rt_sgd_config plain = kSGD, nesterov = kSGD, noWd = kSGD;
+  plain.momentum = 0.0f;
+  plain.dampening = 0.0f;
+  nesterov.dampening = 0.0f;
+  nesterov.nesterov = 1;
+  noWd.weight_decay = 0.0f;
+  pipe_rt_adamw_config adamwNoWd = kAdamW;
+  adamwNoWd.weight_decay = 0.0f;
+  return {
+      {"adamw", PIPE_RT_OPTIM_ADAMW, kAdamW, {}, 1.0f, 1},
+      {"adamw-scaled-nowd", PIPE_RT_OPTIM_ADAMW, adamwNoWd, {}, 0.5f, 1},
+      {"adamw-late", PIPE_RT_OPTIM_ADAMW, kAdamW, {}, 1.0f, 20000},
+      {"sgd-plain", PIPE_RT_OPTIM_SGD, {}, plain, 1.0f, 1},
+      {"sgd-momentum", PIPE_RT_OPTIM_SGD, {}, kSGD, 0.25f, 1},
+      {"sgd-momentum-nowd", PIPE_RT_OPTIM_SGD, {}, noWd, 1.0f, 1},
+      {"sgd-nesterov", PIPE_RT_OPTIM_SGD, {}, nesterov, 1.0f, 1},
+  };
+}
+
+/// Runs 3 steps of `c` with `isa` on a span of n elements that starts
+/// `offset` floats into its arrays (so that the span is not vector-aligned
+/// when offset != 0); returns param, state0 and state1 after each step.
+std::vector<std::vector<float>> runVariant(pipe_rt_optim_isa isa,
+                                           const VariantCase &c,
+                                           pipe_rt_grad_dtype dtype, size_t n,
+                                           size_t offset, bool specials) {
+  Opt opt(2);
+  EXPECT_EQ(pipe_rt_host_optimizer_set_isa(opt.opt, isa), PIPE_RT_OK);
+  std::vector<float> p = randomVector(n + offset, 1.0f, 3);
+  std::vector<float> s0 = randomVector(n + offset, 0.01f, 4);
+  std::vector<float> s1 = randomVector(n + offset, 1e-4f, 5);
+  for (float &x : s1)
+    x = std::fabs(x); // a second moment is never negative
+  std::vector<std::vector<float>> out;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<float> g32 = awkwardGradient(n + offset, 50 + k, specials);
+    std::vector<uint16_t> g16(g32.size());
+    for (size_t i = 0; i < g32.size(); ++i)
+      g16[i] = toBF16(g32[i]);
+    pipe_rt_optim_update u = {};
+    u.kind = c.kind;
+    u.adamw = c.adamw;
+    u.sgd = c.sgd;
+    u.step = c.firstStep + k;
+    u.param = p.data() + offset;
+    u.state0 = s0.data() + offset;
+    u.state1 = s1.data() + offset;
+    u.grad = dtype == PIPE_RT_GRAD_BF16
+                 ? static_cast<const void *>(g16.data() + offset)
+                 : g32.data() + offset;
+    u.grad_dtype = dtype;
+    u.grad_scale = c.scale;
+    u.n = n;
+    EXPECT_EQ(pipe_rt_host_optimizer_run(opt.opt, &u), PIPE_RT_OK);
+    out.push_back(p);
+    out.push_back(s0);
+    out.push_back(s1);
+  }
+  return out;
+}
+
+TEST(HostOptimizer, AllIsaVariantsGiveIdenticalBits) {
+  std::vector<pipe_rt_optim_isa> isas = availableIsas();
+  const size_t chunk = pipe_rt_host_optimizer_chunk_size();
+  // Shorter than any vector, odd tails, and several chunks with a tail.
+  const size_t sizes[] = {1, 3, 7, 15, 17, 31, 33, 1001, 2 * chunk + 1237};
+  int compared = 0;
+  for (const VariantCase &c : variantCases()) {
+    for (pipe_rt_grad_dtype dtype : {PIPE_RT_GRAD_F32, PIPE_RT_GRAD_BF16}) {
+      for (size_t n : sizes) {
+        size_t offset = n % 2 == 1 ? 3 : 0; // odd sizes start misaligned
+        bool specials = n == 1001;
+        auto want = runVariant(isas[0], c, dtype, n, offset, specials);
+        for (size_t k = 1; k < isas.size(); ++k) {
+          auto got = runVariant(isas[k], c, dtype, n, offset, specials);
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t a = 0; a < got.size(); ++a) {
+            long i = firstDifference(got[a], want[a]);
+            EXPECT_EQ(i, -1)
+                << pipe_rt_optim_isa_name(isas[k]) << " vs "
+                << pipe_rt_optim_isa_name(isas[0]) << ", " << c.name << ", "
+                << (dtype == PIPE_RT_GRAD_BF16 ? "bf16" : "fp32") << ", n " << n
+                << ", step " << a / 3 + 1 << ", array " << a % 3 << ", element "
+                << i << ": " << (i >= 0 ? got[a][size_t(i)] : 0.0f) << " vs "
+                << (i >= 0 ? want[a][size_t(i)] : 0.0f);
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  std::printf("[ INFO     ] %d variant runs compared with %s\n", compared,
+              pipe_rt_optim_isa_name(isas[0]));
+}
+
+/// The formulas of docs/runtime.md "Formulas", literally, in float. This file
+/// is compiled with -ffp-contract=off (test/unit/Runtime/CMakeLists.txt), so
+/// the compiler evaluates exactly these roundings.
+void documentedAdamW(const pipe_rt_adamw_config &c, int64_t step, float scale,
+                     float &p, float &m, float &v, float grad) {
+  double bc1 = 1.0 - std::pow(double(c.beta1), double(step));
+  double bc2 = 1.0 - std::pow(double(c.beta2), double(step));
+  float decay = float(1.0 - double(c.lr) * double(c.weight_decay));
+  float c1 = float(1.0 - double(c.beta1)), c2 = float(1.0 - double(c.beta2));
+  float negStep = float(-double(c.lr) / bc1);
+  float bc2Sqrt = float(std::sqrt(bc2));
+  float g = grad * scale;
+  p = p * decay;
+  m = c.beta1 * m + c1 * g;
+  v = c.beta2 * v + c2 * (g * g);
+  float denom = std::sqrt(v) / bc2Sqrt + c.eps;
+  p = p + negStep * (m / denom);
+}
+
+void documentedSGD(const pipe_rt_sgd_config &c, int64_t step, float scale,
+                   float &p, float &b, float grad) {
+  float negLr = -c.lr, damp = float(1.0 - double(c.dampening));
+  float g = grad * scale;
+  float d = g + c.weight_decay * p;
+  float u = d;
+  if (c.momentum != 0.0f) {
+    b = step == 1 ? d : c.momentum * b + damp * d;
+    u = c.nesterov ? d + c.momentum * b : b;
+  }
+  p = p + negLr * u;
+}
+
+TEST(HostOptimizer, EveryIsaMatchesTheDocumentedFormulaBitwise) {
+  const size_t n = 4099; // vectors of every width plus a tail
+  for (pipe_rt_optim_isa isa : availableIsas()) {
+    for (const VariantCase &c : variantCases()) {
+      for (pipe_rt_grad_dtype dtype : {PIPE_RT_GRAD_F32, PIPE_RT_GRAD_BF16}) {
+        auto got = runVariant(isa, c, dtype, n, 0, false);
+        std::vector<float> p = randomVector(n, 1.0f, 3);
+        std::vector<float> s0 = randomVector(n, 0.01f, 4);
+        std::vector<float> s1 = randomVector(n, 1e-4f, 5);
+        for (float &x : s1)
+          x = std::fabs(x);
+        for (int k = 0; k < 3; ++k) {
+          std::vector<float> g = awkwardGradient(n, 50 + k, false);
+          int64_t step = c.firstStep + k;
+          for (size_t i = 0; i < n; ++i) {
+            float gi = dtype == PIPE_RT_GRAD_BF16
+                           ? float(fromBF16(toBF16(g[i])))
+                           : g[i];
+            if (c.kind == PIPE_RT_OPTIM_ADAMW)
+              documentedAdamW(c.adamw, step, c.scale, p[i], s0[i], s1[i], gi);
+            else
+              documentedSGD(c.sgd, step, c.scale, p[i], s0[i], gi);
+          }
+          const std::vector<float> *want[] = {&p, &s0, &s1};
+          for (int a = 0; a < 3; ++a)
+            EXPECT_EQ(firstDifference(got[3 * k + a], *want[a]), -1)
+                << pipe_rt_optim_isa_name(isa) << ", " << c.name << ", "
+                << (dtype == PIPE_RT_GRAD_BF16 ? "bf16" : "fp32") << ", step "
+                << k + 1 << ", array " << a;
+        }
+      }
+    }
+  }
+}
+
+TEST(HostOptimizer, ChunkBoundariesFollowParamAlignment) {
+  // Whatever the alignment of param, every element is updated exactly once:
+  // SGD with lr -1, no decay, no momentum adds the gradient once.
+  const size_t chunk = pipe_rt_host_optimizer_chunk_size();
+  for (size_t offset : {0, 1, 5, 15}) {
+    for (size_t n : {chunk - 3, chunk + 9, chunk + 16, 3 * chunk + 5}) {
+      std::vector<float> p(n + offset, 0.0f), g(n + offset, 1.0f);
+      Opt opt(3);
+      pipe_rt_optim_update u = {};
+      u.kind = PIPE_RT_OPTIM_SGD;
+      u.sgd = {-1.0f, 0.0f, 0.0f, 0.0f, 0};
+      u.step = 1;
+      u.param = p.data() + offset;
+      u.grad = g.data() + offset;
+      u.grad_dtype = PIPE_RT_GRAD_F32;
+      u.grad_scale = 1.0f;
+      u.n = n;
+      ASSERT_EQ(pipe_rt_host_optimizer_run(opt.opt, &u), PIPE_RT_OK);
+      for (size_t i = 0; i < n + offset; ++i)
+        ASSERT_EQ(p[i], i < offset ? 0.0f : 1.0f)
+            << "offset " << offset << " n " << n << " element " << i;
+    }
   }
 }
 

@@ -273,8 +273,8 @@ enum class Sched { OneDevice, TwoDevices, Tied, PipeDream, L2L };
 
 /// Names the schedule in test listings instead of dumping its bytes.
 inline void PrintTo(Sched sched, std::ostream *os) {
-  static const char *names[] = {"OneDevice", "TwoDevices", "Tied",
-                                "PipeDream", "L2L"};
+  static const char *names[] = {"OneDevice", "TwoDevices", "Tied", "PipeDream",
+                                "L2L"};
   *os << names[static_cast<int>(sched)];
 }
 
@@ -355,9 +355,11 @@ inline const std::vector<std::vector<float>> &data() {
 
 /// Runs `rounds` runs of `p` (AdamW, the defaults); fills the losses and the
 /// final params. `enable` (may be null) prepares the session (a backend).
+/// `profile` (may be null) receives pipe_rt_session_profile_json of the runs.
 inline std::string train(Program &p, const std::string &weights, int rounds,
                          std::vector<float> &losses, std::vector<float> &params,
-                         int (*enable)(pipe_rt_session *, std::string &)) {
+                         int (*enable)(pipe_rt_session *, std::string &),
+                         std::string *profile = nullptr) {
   pipe_rt_session_options o;
   pipe_rt_session_options_init(&o);
   o.weights_path = weights.c_str();
@@ -378,6 +380,8 @@ inline std::string train(Program &p, const std::string &weights, int rounds,
   for (int i = 0; i < steps * mbs; ++i)
     in.push_back(data()[i % data().size()].data());
   losses.clear();
+  if (profile)
+    pipe_rt_session_enable_trace(s, 1);
   for (int r = 0; r < rounds; ++r) {
     std::vector<float> l(steps * mbs);
     if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
@@ -390,6 +394,8 @@ inline std::string train(Program &p, const std::string &weights, int rounds,
   params.assign(4, 0);
   pipe_rt_session_read_param(s, 0, params.data());
   pipe_rt_session_read_param(s, 1, params.data() + 2);
+  if (profile)
+    *profile = pipe_rt_session_profile_json(s);
   pipe_rt_session_destroy(s);
   return "";
 }

@@ -53,6 +53,8 @@ std::string ScheduleConfig::describe() const {
     text += " constant-memory";
   if (kind == "pipedream-async")
     text += " weights=" + weights;
+  if (fuseElementwise)
+    text += " fused";
   return text;
 }
 
@@ -112,7 +114,7 @@ HostProgram::HostProgram(const pipe::modelgen::TransformerConfig &model,
     return;
   }
   PassManager lower(&context);
-  pipe::buildHostToLLVMPipeline(lower);
+  pipe::buildHostToLLVMPipeline(lower, schedule.fuseElementwise);
   if (failed(lower.run(module))) {
     errorText = "lowering to LLVM failed:\n" + diagnostics;
     return;

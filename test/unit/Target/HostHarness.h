@@ -35,6 +35,8 @@ struct ScheduleConfig {
   bool constantMemory = false;
   std::string weights = "stash";
   bool recompute = false;
+  /// Lower with `--pipe-host-to-llvm=fuse-elementwise=true`.
+  bool fuseElementwise = false;
   std::string describe() const;
 };
 

@@ -14,6 +14,9 @@
 
 #include "pipe/Runtime/CUDA.h"
 
+#include "Bf16.h"
+#include "Session.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -346,6 +349,159 @@ INSTANTIATE_TEST_SUITE_P(Schedules, CudaProgram,
                                          tiny::Sched::Tied,
                                          tiny::Sched::PipeDream,
                                          tiny::Sched::L2L));
+
+//===--- bf16 parameter-server transfers ----------------------------------===//
+
+/// A session of the tiny L2L program on the GPU (or the CPU runtime), with
+/// the given ps_transfer; `rounds` runs of the data of TinyProgram.h.
+std::string trainL2L(tiny::Program &p, const std::string &weights, bool gpu,
+                     pipe_rt_ps_transfer transfer, int rounds,
+                     std::vector<float> &losses, std::vector<float> &params,
+                     uint64_t *h2d = nullptr, uint64_t *d2h = nullptr) {
+  pipe_rt_session_options o;
+  pipe_rt_session_options_init(&o);
+  o.weights_path = weights.c_str();
+  o.optimizer_threads = 1;
+  o.watchdog_seconds = 20;
+  o.ps_transfer = transfer;
+  pipe_rt_session *s = nullptr;
+  char buf[512] = "";
+  if (pipe_rt_session_create(tiny::Program::lookup, &p, &o, &s, buf,
+                             sizeof(buf)))
+    return std::string("create: ") + buf;
+  std::string error;
+  if (gpu && enableCuda(s, error)) {
+    pipe_rt_session_destroy(s);
+    return "enable: " + error;
+  }
+  std::vector<const void *> in;
+  for (int i = 0; i < tiny::kM; ++i)
+    in.push_back(tiny::data()[i].data());
+  losses.clear();
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<float> l(tiny::kM);
+    if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
+      error = std::string("run: ") + pipe_rt_session_error(s);
+      pipe_rt_session_destroy(s);
+      return error;
+    }
+    losses.insert(losses.end(), l.begin(), l.end());
+  }
+  params.assign(4, 0);
+  pipe_rt_session_read_param(s, 0, params.data());
+  pipe_rt_session_read_param(s, 1, params.data() + 2);
+  pipe_rt_session_copy_bytes(s, 0, h2d, d2h, nullptr);
+  pipe_rt_session_destroy(s);
+  return "";
+}
+
+float floatOf(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+/// The CUDA backend's narrowBf16 / widenBf16 (the kernels of
+/// Bf16Kernels.ptx) give the host rounding of Bf16.h bit for bit (NaN:
+/// some NaN), for counts that exercise the grid-stride loop and the odd
+/// tail, and charge nothing themselves.
+TEST_F(Cuda, Bf16KernelsMatchHostRounding) {
+  tiny::Program p = tiny::makeProgram<true>(tiny::Sched::L2L);
+  std::string w = tiny::writeWeights(testing::TempDir());
+  pipe_rt_session_options o;
+  pipe_rt_session_options_init(&o);
+  o.weights_path = w.c_str();
+  pipe_rt_session *s = nullptr;
+  char buf[512] = "";
+  ASSERT_EQ(pipe_rt_session_create(tiny::Program::lookup, &p, &o, &s, buf,
+                                   sizeof(buf)),
+            PIPE_RT_OK)
+      << buf;
+  std::string error;
+  ASSERT_EQ(enableCuda(s, error), PIPE_RT_OK) << error;
+  uint64_t cap = UINT64_MAX;
+  std::unique_ptr<pipe_rt::DeviceMemory> mem;
+  ASSERT_EQ(s->backend->createMemory(nullptr, 1, &cap, 30, mem, error),
+            PIPE_RT_OK)
+      << error;
+  const uint32_t special[] = {0x3f808000, 0x3f818000, 0x3f808001, 0x3f817fff,
+                              0x7f7fffff, 0x7f7f7fff, 0x00012345, 0x80018000,
+                              0x80000000, 0x7f800000, 0xff800000, 0x7fc00000,
+                              0x7f800001, 0xff800001};
+  std::mt19937 rng(5);
+  for (int64_t n : {int64_t(1), int64_t(2), int64_t(3), int64_t(1000),
+                    int64_t((1 << 21) + 3)}) {
+    std::vector<float> in(n), back(n);
+    std::vector<uint16_t> narrow(n);
+    for (int64_t i = 0; i < n; ++i)
+      in[i] = i < int64_t(std::size(special)) && n > 3
+                  ? floatOf(special[i])
+                  : floatOf(uint32_t(rng())); // any bits, NaNs included
+    void *f = nullptr, *h = nullptr, *g = nullptr;
+    ASSERT_EQ(mem->alloc(0, n * 4, "f32", &f, error), PIPE_RT_OK) << error;
+    ASSERT_EQ(mem->alloc(0, n * 2, "bf16", &h, error), PIPE_RT_OK) << error;
+    ASSERT_EQ(mem->alloc(0, n * 4, "widened", &g, error), PIPE_RT_OK) << error;
+    uint64_t inUse = 0;
+    mem->usage(0, &inUse, nullptr);
+    EXPECT_EQ(inUse, uint64_t(n) * 10);
+    using pipe_rt::Lane;
+    ASSERT_EQ(mem->copy(0, Lane::H2D, f, in.data(), n * 4, error), PIPE_RT_OK)
+        << error;
+    ASSERT_EQ(mem->narrowBf16(0, Lane::D2H, h, f, n, error), PIPE_RT_OK)
+        << error;
+    ASSERT_EQ(mem->widenBf16(0, Lane::H2D, g, h, n, error), PIPE_RT_OK)
+        << error;
+    ASSERT_EQ(mem->copy(0, Lane::D2H, narrow.data(), h, n * 2, error),
+              PIPE_RT_OK)
+        << error;
+    ASSERT_EQ(mem->copy(0, Lane::D2H, back.data(), g, n * 4, error), PIPE_RT_OK)
+        << error;
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t want = pipe_rt::f32ToBf16(in[i]);
+      if (std::isnan(in[i])) {
+        ASSERT_TRUE(std::isnan(pipe_rt::bf16ToF32(narrow[i])))
+            << "n " << n << " element " << i;
+        ASSERT_TRUE(std::isnan(back[i])) << "n " << n << " element " << i;
+        continue;
+      }
+      ASSERT_EQ(narrow[i], want) << "n " << n << " element " << i;
+      float wide = pipe_rt::bf16ToF32(want);
+      ASSERT_EQ(std::memcmp(&back[i], &wide, 4), 0)
+          << "n " << n << " element " << i;
+    }
+    mem->free(0, f);
+    mem->free(0, h);
+    mem->free(0, g);
+  }
+  mem.reset();
+  pipe_rt_session_destroy(s);
+}
+
+/// The L2L program with bf16 transfers on the GPU against the CPU runtime
+/// with bf16 transfers (the loaded weights are the same bf16 numbers), and
+/// the copy engines move half the parameter server's bytes.
+TEST_F(Cuda, L2LBf16TransfersMatchCpu) {
+  std::string w = tiny::writeWeights(testing::TempDir());
+  tiny::Program cpu = tiny::makeProgram<false>(tiny::Sched::L2L);
+  tiny::Program gpu = tiny::makeProgram<true>(tiny::Sched::L2L);
+  std::vector<float> lc, pc, lg, pg, lf, pf;
+  uint64_t h2d[2], d2h[2];
+  ASSERT_EQ(trainL2L(cpu, w, false, PIPE_RT_PS_TRANSFER_BF16, 3, lc, pc), "");
+  ASSERT_EQ(trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_BF16, 3, lg, pg, &h2d[1],
+                     &d2h[1]),
+            "");
+  ASSERT_EQ(trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_F32, 3, lf, pf, &h2d[0],
+                     &d2h[0]),
+            "");
+  ASSERT_EQ(lc.size(), lg.size());
+  for (size_t i = 0; i < lc.size(); ++i)
+    EXPECT_NEAR(lg[i], lc[i], 1e-5 * (1 + std::fabs(lc[i]))) << "loss " << i;
+  for (size_t i = 0; i < pc.size(); ++i)
+    EXPECT_NEAR(pg[i], pc[i], 1e-5) << "param element " << i;
+  // 3 runs of 4 ps.load and 2 ps.push of 8-byte params: bf16 saves half.
+  EXPECT_EQ(h2d[0] - h2d[1], 3u * 16);
+  EXPECT_EQ(d2h[0] - d2h[1], 3u * 8);
+}
 
 TEST(CudaSession, EnableWithoutGpuFailsCleanly) {
   char error[512] = "";
