@@ -8,7 +8,8 @@
 // watchdog, abort) and device threads stay in pipe_rt_devices for both.
 //
 // Contract: every operation is complete when it returns (a backend with
-// streams waits for its stream, with a watchdog), so the executor's ordering
+// streams waits for its stream, with a watchdog; inside beginBatch/endBatch
+// on one lane, when endBatch returns), so the executor's ordering
 // (device thread, copy-job threads, host optimizer thread) is the same for
 // every backend. `Lane` names the engine an operation belongs to, so a GPU
 // backend runs compute-thread copies, host-to-device and device-to-host
@@ -95,6 +96,15 @@ public:
   /// copies) for the run; best effort.
   virtual void registerHost(void *, uint64_t) {}
   virtual void unregisterHost(void *) {}
+
+  /// Between beginBatch and endBatch, on the thread that owns `lane` of
+  /// `device`, copy, zero, add, narrowBf16 and widenBf16 on that lane may
+  /// return before they are done (they stay in order on the lane); endBatch
+  /// waits for all of them and returns the first error. Everything they read or
+  /// write must stay valid and unchanged until endBatch returns. A backend
+  /// whose operations finish when they return ignores both.
+  virtual void beginBatch(int, Lane) {}
+  virtual int endBatch(int, Lane, std::string &) { return 0; }
 
   /// Around every block function call on `device`'s thread. endCall waits
   /// for the work the call queued and reports device errors.

@@ -1541,13 +1541,16 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
               maxBytes = std::max(maxBytes, shadows.back()->bytes);
           }
         }
+        // One batch for the stage's params: a GPU queues every copy (and
+        // widening) on the lane and waits once, not once per tensor.
         BufferPtr staging;
-        for (size_t i = 0; i < copies.size(); ++i) {
+        runp->memory->beginBatch(device, Lane::H2D);
+        int st = PIPE_RT_OK;
+        for (size_t i = 0; i < copies.size() && st == PIPE_RT_OK; ++i) {
           auto &[pid, b] = copies[i];
           if (shadows[i]) {
-            if (int st = loadBf16(*runp, device, *b, *shadows[i], maxBytes,
-                                  staging, error))
-              return st;
+            st = loadBf16(*runp, device, *b, *shadows[i], maxBytes, staging,
+                          error);
             continue;
           }
           const unsigned char *src;
@@ -1555,10 +1558,12 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
             std::lock_guard<std::mutex> lock(runp->psMu);
             src = runp->psMaster[pid].data();
           }
-          if (int st = toDevice(*runp, Lane::H2D, *b, src, b->bytes, error))
-            return st;
+          st = toDevice(*runp, Lane::H2D, *b, src, b->bytes, error);
         }
-        return int(PIPE_RT_OK);
+        std::string drained;
+        int end = runp->memory->endBatch(device, Lane::H2D,
+                                         st == PIPE_RT_OK ? error : drained);
+        return st != PIPE_RT_OK ? st : end;
       });
 }
 

@@ -56,6 +56,9 @@ public:
     std::mutex mu;
     std::unordered_map<void *, uint64_t> allocs;
     std::vector<void *> deferred; // freed during a block call
+    /// Per lane: inside beginBatch/endBatch (only the lane's own thread
+    /// touches its flag).
+    bool batching[3] = {false, false, false};
   };
 
   CudaMemory(std::shared_ptr<LaneSet> set, double watchdog)
@@ -222,6 +225,15 @@ public:
     return wait(d, lane, "gradient accumulation", error);
   }
 
+  void beginBatch(int d, Lane lane) override {
+    devices[d]->batching[int(lane)] = true;
+  }
+
+  int endBatch(int d, Lane lane, std::string &error) override {
+    devices[d]->batching[int(lane)] = false;
+    return wait(d, lane, "batched copies", error);
+  }
+
   int narrowBf16(int d, Lane lane, void *dst, const void *src, int64_t n,
                  std::string &error) override {
     return convert(d, lane, true, dst, src, n, error);
@@ -320,6 +332,8 @@ private:
     return wait(d, lane, what, error);
   }
   int wait(int d, Lane lane, const char *what, std::string &error) {
+    if (devices[d]->batching[int(lane)])
+      return PIPE_RT_OK; // endBatch waits
     Lanes &l = *devices[d]->lanes;
     return waitStream(l.streams[int(lane)], watchdog,
                       format("device %d (GPU %d) %s stream: %s", d,
