@@ -172,14 +172,17 @@ def torch_reference(model, inputs, targets, loss_fn, *, optimizer, lr,
     return losses, lrs, norms
 
 
-def run_pipe_train(tmp_path, exported, inputs, targets, *, optimizer, lr,
-                   microbatches, devices, warmup=0, schedule="constant",
-                   min_lr=0.0, momentum=0.0, nesterov=False,
-                   weight_decay=None, clip=0.0):
+def run_pipe_train(tmp_path, exported, rows, *, optimizer, lr,
+                   microbatches, devices, schedule_kind=None, warmup=0,
+                   schedule="constant", min_lr=0.0, momentum=0.0,
+                   nesterov=False, weight_decay=None, clip=0.0):
+    """pipe-train on `exported` with the data `rows` (name -> tensor, e.g.
+    input0 and input1); returns the log entries, the final weights and the
+    output."""
     model_path = str(tmp_path / "model.mlir")
     exported.save(model_path)
     data = str(tmp_path / "d.safetensors")
-    save_file({"input0": inputs, "input1": targets}, data)
+    save_file(rows, data)
     log = str(tmp_path / "log.jsonl")
     out = str(tmp_path / "out.safetensors")
     args = [PIPE_TRAIN, model_path, "--data", data, "--steps", str(STEPS),
@@ -190,6 +193,8 @@ def run_pipe_train(tmp_path, exported, inputs, targets, *, optimizer, lr,
             # -O0: same results as -O3 (bit-identical weights, checked by
             # hand on these models), a third of the compile time.
             "-O", "0"]
+    if schedule_kind:
+        args += ["--schedule", schedule_kind]
     if optimizer == "sgd":
         args += ["--momentum", repr(momentum)]
         if nesterov:
@@ -250,8 +255,8 @@ def test_agrees_with_pytorch(tmp_path, case):
     # The IR's micro-batch is the example's: [4, 6] / [2, 8].
     assert list(exported.input_types[0].shape) == list(inputs.shape[1:])
 
-    entries, weights, stdout = run_pipe_train(tmp_path, exported, inputs,
-                                              targets, **options)
+    entries, weights, stdout = run_pipe_train(
+        tmp_path, exported, {"input0": inputs, "input1": targets}, **options)
     ref_losses, ref_lrs, norms = torch_reference(model, inputs, targets,
                                                  loss_fn, **options)
     assert f"{options['microbatches']} micro-batches" in stdout

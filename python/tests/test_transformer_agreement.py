@@ -40,8 +40,6 @@ elements whose first gradients nearly cancel (layers.1.linear2.weight
 whatever |g| is) follow rounding noise; other seeds give below 1e-6.
 """
 
-import json
-import subprocess
 
 import pytest
 
@@ -51,9 +49,9 @@ np = pytest.importorskip("numpy")
 from models import TorchEncoder  # noqa: E402
 from pipe_mlir import tools  # noqa: E402
 from pipe_mlir.export import export_module  # noqa: E402
-from pipe_mlir.safetensors import load_file, save_file  # noqa: E402
 from test_torch_agreement import (LOSS_RTOL, STEPS,  # noqa: E402
-                                  WEIGHT_RTOL, torch_reference)
+                                  WEIGHT_RTOL, run_pipe_train,
+                                  torch_reference)
 
 PIPE_TRAIN = tools.available("pipe-train")
 pytestmark = pytest.mark.skipif(PIPE_TRAIN is None,
@@ -87,35 +85,6 @@ def make_model(options):
     return model, torch.randn(shape)
 
 
-def run_pipe_train(tmp_path, exported, inputs, *, schedule_kind, devices,
-                   optimizer, lr, warmup=0, schedule="constant", min_lr=0.0,
-                   momentum=0.0, weight_decay=None, clip=0.0):
-    model_path = str(tmp_path / "model.mlir")
-    exported.save(model_path)
-    data = str(tmp_path / "d.safetensors")
-    save_file({"input0": inputs}, data)
-    log = str(tmp_path / "log.jsonl")
-    out = str(tmp_path / "out.safetensors")
-    args = [PIPE_TRAIN, model_path, "--data", data, "--steps", str(STEPS),
-            "--schedule", schedule_kind, "--devices", str(devices),
-            "--microbatches", str(MICROBATCHES), "--optimizer", optimizer,
-            "--lr", repr(lr), "--warmup", str(warmup), "--lr-schedule",
-            schedule, "--min-lr", repr(min_lr), "--log-json", log,
-            "--save-weights", out, "-O", "0"]
-    if optimizer == "sgd":
-        args += ["--momentum", repr(momentum)]
-    if weight_decay is not None:
-        args += ["--weight-decay", repr(weight_decay)]
-    if clip:
-        args += ["--clip", repr(clip)]
-    process = subprocess.run(args, capture_output=True, text=True,
-                             timeout=300)
-    assert process.returncode == 0, process.stdout + process.stderr
-    with open(log) as f:
-        entries = [json.loads(line) for line in f]
-    return entries, load_file(out), process.stdout
-
-
 def _relative(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-12))
 
@@ -128,8 +97,9 @@ def test_encoder_training_agrees_with_pytorch(tmp_path, case):
     exported = export_module(model, (inputs[0],))   # forward is the loss
     assert [str(t) for t in exported.result_types] == ["tensor<f32>"]
 
-    entries, weights, stdout = run_pipe_train(tmp_path, exported, inputs,
-                                              **options)
+    entries, weights, stdout = run_pipe_train(
+        tmp_path, exported, {"input0": inputs}, microbatches=MICROBATCHES,
+        **options)
     reference = {k: v for k, v in options.items()
                  if k not in ("schedule_kind",)}
     ref_losses, ref_lrs, norms = torch_reference(

@@ -27,8 +27,10 @@ TEST_P(Backend, StagedEqualsHost) {
   tiny::Program host = tiny::makeProgram<false>(GetParam());
   tiny::Program staged = tiny::makeProgram<false>(GetParam());
   std::vector<float> lh, ph, ls, ps;
-  ASSERT_EQ(tiny::train(host, w, 3, lh, ph, nullptr), "");
-  ASSERT_EQ(tiny::train(staged, w, 3, ls, ps, enableStaged), "");
+  ASSERT_EQ(tiny::train(host, w, 3, lh, ph), "");
+  tiny::Options o;
+  o.enable = enableStaged;
+  ASSERT_EQ(tiny::train(staged, w, 3, ls, ps, o), "");
   ASSERT_FALSE(lh.empty());
   EXPECT_EQ(lh, ls);
   EXPECT_EQ(ph, ps);

@@ -63,7 +63,7 @@ TEST(Profile, TinyL2LRun) {
   tiny::Program program = tiny::makeProgram<false>(tiny::Sched::L2L);
   std::vector<float> losses, params;
   std::string profile;
-  ASSERT_EQ(tiny::train(program, w, 2, losses, params, nullptr, &profile), "");
+  ASSERT_EQ(tiny::train(program, w, 2, losses, params, {}, &profile), "");
   for (const char *key :
        {"\"forward_ms\":", "\"recompute_ms\":", "\"backward_ms\":",
         "\"h2d_ms\":", "\"d2h_ms\":", "\"optimizer_ms\":"}) {

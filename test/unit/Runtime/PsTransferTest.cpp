@@ -157,62 +157,8 @@ std::string writeOddWeights() {
   return path;
 }
 
-struct Options {
-  pipe_rt_ps_transfer transfer = PIPE_RT_PS_TRANSFER_F32;
-  bool staged = false;
-  bool sgd = false;
-  uint64_t capacity = 0;
-};
-
-/// A session on the tiny L2L program (`p`, kept alive by the caller).
-struct Session {
-  pipe_rt_session *s = nullptr;
-  std::string error;
-  Session(tiny::Program &p, const std::string &weights, const Options &o) {
-    pipe_rt_session_options opts;
-    pipe_rt_session_options_init(&opts);
-    opts.weights_path = weights.c_str();
-    opts.optimizer_threads = 1;
-    opts.watchdog_seconds = 20;
-    opts.ps_transfer = o.transfer;
-    opts.capacity_bytes = o.capacity;
-    if (o.sgd) {
-      opts.optimizer = PIPE_RT_OPTIM_SGD;
-      opts.sgd.lr = 0.01f;
-      opts.sgd.momentum = 0.9f;
-    }
-    char buf[512] = "";
-    if (pipe_rt_session_create(tiny::Program::lookup, &p, &opts, &s, buf,
-                               sizeof(buf)))
-      error = buf;
-    else if (o.staged)
-      enableStaged(s, error);
-  }
-  ~Session() {
-    if (s)
-      pipe_rt_session_destroy(s);
-  }
-  /// One run of `steps` steps on the data of TinyProgram.h from row
-  /// `first` on; appends its losses.
-  bool run(std::vector<float> &losses, int first = 0, int steps = 1) {
-    std::vector<const void *> in;
-    for (int i = 0; i < steps * tiny::kM; ++i)
-      in.push_back(tiny::data()[(first + i) % tiny::data().size()].data());
-    std::vector<float> l(steps * tiny::kM);
-    if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
-      error = pipe_rt_session_error(s);
-      return false;
-    }
-    losses.insert(losses.end(), l.begin(), l.end());
-    return true;
-  }
-  std::vector<float> params() {
-    std::vector<float> v(4);
-    pipe_rt_session_read_param(s, 0, v.data());
-    pipe_rt_session_read_param(s, 1, v.data() + 2);
-    return v;
-  }
-};
+using tiny::Options;
+using tiny::Session;
 
 /// Trains `rounds` runs; fills the losses and final params.
 void train(const Options &o, int rounds, std::vector<float> &losses,
@@ -231,7 +177,7 @@ TEST(PsTransfer, StagedEqualsHostInBf16) {
     Options host, staged;
     host.transfer = staged.transfer = PIPE_RT_PS_TRANSFER_BF16;
     host.sgd = staged.sgd = sgd;
-    staged.staged = true;
+    staged.enable = enableStaged;
     std::vector<float> lh, ph, ls, ps;
     train(host, 4, lh, ph);
     train(staged, 4, ls, ps);
@@ -249,7 +195,7 @@ TEST_P(PsTransferBackend, LoadedParamIsBf16OfMaster) {
   p.symbols["f1"] = (void *)recordF1;
   Options o;
   o.transfer = PIPE_RT_PS_TRANSFER_BF16;
-  o.staged = GetParam();
+  o.enable = GetParam() ? enableStaged : nullptr;
   Session s(p, writeOddWeights(), o);
   ASSERT_EQ(s.error, "");
   std::vector<float> losses;
@@ -321,7 +267,7 @@ TEST_P(PsTransferBackend, ShadowFollowsUpdatesWithinARun) {
   // Both must see the same bf16 weights.
   Options o;
   o.transfer = PIPE_RT_PS_TRANSFER_BF16;
-  o.staged = GetParam();
+  o.enable = GetParam() ? enableStaged : nullptr;
   tiny::Program one = tiny::makeProgram<false>(tiny::Sched::L2L);
   tiny::Program two = tiny::makeProgram<false>(tiny::Sched::L2L);
   std::string line = "schedule 0 main gpipe 1 2 1 0\n";
@@ -336,7 +282,7 @@ TEST_P(PsTransferBackend, ShadowFollowsUpdatesWithinARun) {
   std::vector<float> la, lb;
   ASSERT_TRUE(a.run(la, 0)) << a.error;
   ASSERT_TRUE(a.run(la, tiny::kM)) << a.error;
-  ASSERT_TRUE(b.run(lb, 0, 2)) << b.error;
+  ASSERT_TRUE(b.run(lb, 0)) << b.error; // both steps in one run
   EXPECT_EQ(la, lb);
   EXPECT_EQ(a.params(), b.params());
 }
@@ -398,7 +344,7 @@ TEST(PsTransfer, CopiesMoveHalfTheBytes) {
   for (int bf16 = 0; bf16 < 2; ++bf16) {
     tiny::Program p = tiny::makeProgram<false>(tiny::Sched::L2L);
     Options o;
-    o.staged = true;
+    o.enable = enableStaged;
     o.transfer = bf16 ? PIPE_RT_PS_TRANSFER_BF16 : PIPE_RT_PS_TRANSFER_F32;
     Session s(p, writeOddWeights(), o);
     ASSERT_EQ(s.error, "");
@@ -430,7 +376,7 @@ TEST(PsTransfer, StagingIsCharged) {
   for (bool staged : {false, true}) {
     tiny::Program p = tiny::makeProgram<false>(tiny::Sched::L2L);
     Options o;
-    o.staged = staged;
+    o.enable = staged ? enableStaged : nullptr;
     o.capacity = 11;
     o.transfer = PIPE_RT_PS_TRANSFER_BF16;
     Session s(p, writeOddWeights(), o);

@@ -353,50 +353,88 @@ inline const std::vector<std::vector<float>> &data() {
   return d;
 }
 
-/// Runs `rounds` runs of `p` (AdamW, the defaults); fills the losses and the
-/// final params. `enable` (may be null) prepares the session (a backend).
-/// `profile` (may be null) receives pipe_rt_session_profile_json of the runs.
-inline std::string train(Program &p, const std::string &weights, int rounds,
-                         std::vector<float> &losses, std::vector<float> &params,
-                         int (*enable)(pipe_rt_session *, std::string &),
-                         std::string *profile = nullptr) {
-  pipe_rt_session_options o;
-  pipe_rt_session_options_init(&o);
-  o.weights_path = weights.c_str();
-  o.optimizer_threads = 1;
-  o.watchdog_seconds = 20;
+/// How a test session is made.
+struct Options {
+  pipe_rt_ps_transfer transfer = PIPE_RT_PS_TRANSFER_F32;
+  bool sgd = false;      // SGD with momentum 0.9 and lr 0.01; else AdamW
+  uint64_t capacity = 0; // per device; 0 = unlimited
+  /// Prepares the session (selects a backend); may be null.
+  int (*enable)(pipe_rt_session *, std::string &) = nullptr;
+};
+
+/// A session of `p` (kept alive by the caller); `error` says why it could
+/// not be made or why the last call failed.
+struct Session {
   pipe_rt_session *s = nullptr;
-  char buf[512] = "";
-  if (pipe_rt_session_create(Program::lookup, &p, &o, &s, buf, sizeof(buf)))
-    return std::string("create: ") + buf;
   std::string error;
-  if (enable && enable(s, error)) {
-    pipe_rt_session_destroy(s);
-    return "enable: " + error;
+  Session(Program &p, const std::string &weights, const Options &o = {}) {
+    pipe_rt_session_options opts;
+    pipe_rt_session_options_init(&opts);
+    opts.weights_path = weights.c_str();
+    opts.optimizer_threads = 1;
+    opts.watchdog_seconds = 20;
+    opts.ps_transfer = o.transfer;
+    opts.capacity_bytes = o.capacity;
+    if (o.sgd) {
+      opts.optimizer = PIPE_RT_OPTIM_SGD;
+      opts.sgd.lr = 0.01f;
+      opts.sgd.momentum = 0.9f;
+    }
+    char buf[512] = "";
+    if (pipe_rt_session_create(Program::lookup, &p, &opts, &s, buf,
+                               sizeof(buf)))
+      error = std::string("create: ") + buf;
+    else if (o.enable && o.enable(s, error))
+      error = "enable: " + error;
   }
-  int steps = 0, mbs = 0;
-  pipe_rt_session_schedule_info(s, 0, nullptr, &mbs, &steps);
-  std::vector<const void *> in;
-  for (int i = 0; i < steps * mbs; ++i)
-    in.push_back(data()[i % data().size()].data());
-  losses.clear();
-  if (profile)
-    pipe_rt_session_enable_trace(s, 1);
-  for (int r = 0; r < rounds; ++r) {
+  ~Session() {
+    if (s)
+      pipe_rt_session_destroy(s);
+  }
+  /// One run of the first schedule on the data above from row `first` on;
+  /// appends its losses.
+  bool run(std::vector<float> &losses, int first = 0) {
+    int steps = 0, mbs = 0;
+    pipe_rt_session_schedule_info(s, 0, nullptr, &mbs, &steps);
+    std::vector<const void *> in;
+    for (int i = 0; i < steps * mbs; ++i)
+      in.push_back(data()[(first + i) % data().size()].data());
     std::vector<float> l(steps * mbs);
     if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
       error = std::string("run: ") + pipe_rt_session_error(s);
-      pipe_rt_session_destroy(s);
-      return error;
+      return false;
     }
     losses.insert(losses.end(), l.begin(), l.end());
+    return true;
   }
-  params.assign(4, 0);
-  pipe_rt_session_read_param(s, 0, params.data());
-  pipe_rt_session_read_param(s, 1, params.data() + 2);
+  /// w1 then w2.
+  std::vector<float> params() {
+    std::vector<float> v(4);
+    pipe_rt_session_read_param(s, 0, v.data());
+    pipe_rt_session_read_param(s, 1, v.data() + 2);
+    return v;
+  }
+};
+
+/// Runs `rounds` runs of `p`; fills the losses and the final params, or
+/// returns the error. `profile` (may be null) receives
+/// pipe_rt_session_profile_json of the runs.
+inline std::string train(Program &p, const std::string &weights, int rounds,
+                         std::vector<float> &losses, std::vector<float> &params,
+                         const Options &o = {},
+                         std::string *profile = nullptr) {
+  Session session(p, weights, o);
+  if (!session.error.empty())
+    return session.error;
   if (profile)
-    *profile = pipe_rt_session_profile_json(s);
-  pipe_rt_session_destroy(s);
+    pipe_rt_session_enable_trace(session.s, 1);
+  losses.clear();
+  for (int r = 0; r < rounds; ++r)
+    if (!session.run(losses))
+      return session.error;
+  params = session.params();
+  if (profile)
+    *profile = pipe_rt_session_profile_json(session.s);
   return "";
 }
 

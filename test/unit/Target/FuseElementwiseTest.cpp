@@ -18,46 +18,11 @@
 #include <unistd.h>
 
 using namespace pipetest;
-using mlir::pipe::modelgen::ModelFamily;
 using mlir::pipe::modelgen::TransformerConfig;
 
 namespace {
 
 constexpr unsigned kRuns = 3;
-
-TransformerConfig tinyGpt() {
-  TransformerConfig config;
-  config.name = "tiny-gpt";
-  config.family = ModelFamily::Gpt2;
-  config.layers = 2;
-  config.dModel = 16;
-  config.heads = 2;
-  config.ff = 32;
-  config.vocab = 32;
-  config.maxPositions = 8;
-  config.seq = 8;
-  config.batch = 2;
-  return config;
-}
-
-TransformerConfig tinyT5() {
-  TransformerConfig config;
-  config.name = "tiny-t5";
-  config.family = ModelFamily::T5;
-  config.layers = 1;
-  config.decoderLayers = 1;
-  config.dModel = 16;
-  config.heads = 2;
-  config.headDim = 8;
-  config.ff = 32;
-  config.vocab = 32;
-  config.relBuckets = 8;
-  config.relMaxDistance = 16;
-  config.seq = 8;
-  config.decoderSeq = 4;
-  config.batch = 2;
-  return config;
-}
 
 struct Trained {
   std::vector<float> losses;
@@ -99,8 +64,10 @@ void expectSameTraining(const TransformerConfig &model) {
   EXPECT_LE(error, 1e-6) << model.name << ": param " << worst;
 }
 
-TEST(FuseElementwise, GptTrainsTheSame) { expectSameTraining(tinyGpt()); }
+TEST(FuseElementwise, GptTrainsTheSame) {
+  expectSameTraining(tinyGptConfig(2));
+}
 
-TEST(FuseElementwise, T5TrainsTheSame) { expectSameTraining(tinyT5()); }
+TEST(FuseElementwise, T5TrainsTheSame) { expectSameTraining(tinyT5Config(1)); }
 
 } // namespace

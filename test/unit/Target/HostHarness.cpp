@@ -238,6 +238,42 @@ std::vector<std::vector<float>> HostProgram::params() {
   return values;
 }
 
+mlir::pipe::modelgen::TransformerConfig
+pipetest::tinyGptConfig(unsigned layers) {
+  mlir::pipe::modelgen::TransformerConfig config;
+  config.name = "tiny-gpt";
+  config.family = mlir::pipe::modelgen::ModelFamily::Gpt2;
+  config.layers = layers;
+  config.dModel = 16;
+  config.heads = 2;
+  config.ff = 32;
+  config.vocab = 32;
+  config.maxPositions = 8;
+  config.seq = 8;
+  config.batch = 2;
+  return config;
+}
+
+mlir::pipe::modelgen::TransformerConfig
+pipetest::tinyT5Config(unsigned layers) {
+  mlir::pipe::modelgen::TransformerConfig config;
+  config.name = "tiny-t5";
+  config.family = mlir::pipe::modelgen::ModelFamily::T5;
+  config.layers = layers;
+  config.decoderLayers = layers;
+  config.dModel = 16;
+  config.heads = 2;
+  config.headDim = 8;
+  config.ff = 32;
+  config.vocab = 32;
+  config.relBuckets = 8;
+  config.relMaxDistance = 16;
+  config.seq = 8;
+  config.decoderSeq = 4;
+  config.batch = 2;
+  return config;
+}
+
 double pipetest::maxRelativeError(const std::vector<std::vector<float>> &a,
                                   const std::vector<std::vector<float>> &b,
                                   unsigned *worst) {

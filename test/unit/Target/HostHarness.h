@@ -71,6 +71,12 @@ private:
   ScheduleConfig schedule;
 };
 
+/// The tiny models of these tests: GPT-2 with the LM head tied to the token
+/// embedding, and T5 with `layers` encoder and as many decoder layers; both
+/// d 16, 2 heads, ff 32, vocabulary 32, sequence 8, batch 2.
+mlir::pipe::modelgen::TransformerConfig tinyGptConfig(unsigned layers);
+mlir::pipe::modelgen::TransformerConfig tinyT5Config(unsigned layers);
+
 /// Largest norm-wise relative error ||a - b|| / ||b|| over the tensors.
 double maxRelativeError(const std::vector<std::vector<float>> &a,
                         const std::vector<std::vector<float>> &b,

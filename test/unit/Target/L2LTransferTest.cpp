@@ -20,25 +20,8 @@
 #include <unistd.h>
 
 using namespace pipetest;
-using mlir::pipe::modelgen::ModelFamily;
-using mlir::pipe::modelgen::TransformerConfig;
 
 namespace {
-
-TransformerConfig tinyGpt() {
-  TransformerConfig config;
-  config.name = "tiny-gpt";
-  config.family = ModelFamily::Gpt2;
-  config.layers = 2;
-  config.dModel = 16;
-  config.heads = 2;
-  config.ff = 32;
-  config.vocab = 32;
-  config.maxPositions = 8;
-  config.seq = 8;
-  config.batch = 2;
-  return config;
-}
 
 struct Trained {
   std::vector<float> losses;
@@ -52,7 +35,7 @@ TEST(L2LTransfer, Bf16MatchesAcrossBackendsAndStaysCloseToF32) {
   schedule.kind = "l2l";
   schedule.stagesPerDevice = 0;
   schedule.microbatches = 4;
-  HostProgram program(tinyGpt(), schedule, std::string(), dir);
+  HostProgram program(tinyGptConfig(2), schedule, std::string(), dir);
   ASSERT_TRUE(program.ok()) << program.error();
   pipe_rt_session *s = program.getSession();
   std::string start = dir + "/start.safetensors";

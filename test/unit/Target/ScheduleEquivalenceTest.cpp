@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 using namespace pipetest;
-using mlir::pipe::modelgen::ModelFamily;
 using mlir::pipe::modelgen::TransformerConfig;
 
 namespace {
@@ -26,39 +25,9 @@ constexpr unsigned kSteps = 10;
 
 /// GPT-2 style, lm head tied to the token embedding; six layers so that
 /// four devices with two stages each still get a block instance per stage.
-TransformerConfig tinyGpt() {
-  TransformerConfig config;
-  config.name = "tiny-gpt";
-  config.family = ModelFamily::Gpt2;
-  config.layers = 6;
-  config.dModel = 16;
-  config.heads = 2;
-  config.ff = 32;
-  config.vocab = 32;
-  config.maxPositions = 8;
-  config.seq = 8;
-  config.batch = 2;
-  return config;
-}
+TransformerConfig tinyGpt() { return tinyGptConfig(6); }
 
-TransformerConfig tinyT5() {
-  TransformerConfig config;
-  config.name = "tiny-t5";
-  config.family = ModelFamily::T5;
-  config.layers = 3;
-  config.decoderLayers = 3;
-  config.dModel = 16;
-  config.heads = 2;
-  config.headDim = 8;
-  config.ff = 32;
-  config.vocab = 32;
-  config.relBuckets = 8;
-  config.relMaxDistance = 16;
-  config.seq = 8;
-  config.decoderSeq = 4;
-  config.batch = 2;
-  return config;
-}
+TransformerConfig tinyT5() { return tinyT5Config(3); }
 
 struct Case {
   std::string name;

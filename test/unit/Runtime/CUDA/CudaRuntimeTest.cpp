@@ -334,8 +334,10 @@ TEST_P(CudaProgram, GpuEqualsCpu) {
   tiny::Program cpu = tiny::makeProgram<false>(GetParam());
   tiny::Program gpu = tiny::makeProgram<true>(GetParam());
   std::vector<float> lc, pc, lg, pg;
-  ASSERT_EQ(tiny::train(cpu, w, 3, lc, pc, nullptr), "");
-  ASSERT_EQ(tiny::train(gpu, w, 3, lg, pg, enableCuda), "");
+  tiny::Options onGpu;
+  onGpu.enable = enableCuda;
+  ASSERT_EQ(tiny::train(cpu, w, 3, lc, pc), "");
+  ASSERT_EQ(tiny::train(gpu, w, 3, lg, pg, onGpu), "");
   ASSERT_EQ(lc.size(), lg.size());
   for (size_t i = 0; i < lc.size(); ++i)
     EXPECT_NEAR(lg[i], lc[i], 1e-5 * (1 + std::fabs(lc[i]))) << "loss " << i;
@@ -352,47 +354,28 @@ INSTANTIATE_TEST_SUITE_P(Schedules, CudaProgram,
 
 //===--- bf16 parameter-server transfers ----------------------------------===//
 
-/// A session of the tiny L2L program on the GPU (or the CPU runtime), with
-/// the given ps_transfer; `rounds` runs of the data of TinyProgram.h.
-std::string trainL2L(tiny::Program &p, const std::string &weights, bool gpu,
-                     pipe_rt_ps_transfer transfer, int rounds,
-                     std::vector<float> &losses, std::vector<float> &params,
-                     uint64_t *h2d = nullptr, uint64_t *d2h = nullptr) {
-  pipe_rt_session_options o;
-  pipe_rt_session_options_init(&o);
-  o.weights_path = weights.c_str();
-  o.optimizer_threads = 1;
-  o.watchdog_seconds = 20;
-  o.ps_transfer = transfer;
-  pipe_rt_session *s = nullptr;
-  char buf[512] = "";
-  if (pipe_rt_session_create(tiny::Program::lookup, &p, &o, &s, buf,
-                             sizeof(buf)))
-    return std::string("create: ") + buf;
+/// Three runs of the tiny L2L program on the GPU (or the CPU runtime) with
+/// the given ps_transfer, and the bytes device 0's copy lanes moved.
+struct L2LRun {
   std::string error;
-  if (gpu && enableCuda(s, error)) {
-    pipe_rt_session_destroy(s);
-    return "enable: " + error;
+  std::vector<float> losses, params;
+  uint64_t h2d = 0, d2h = 0;
+};
+L2LRun trainL2L(tiny::Program &p, const std::string &weights, bool gpu,
+                pipe_rt_ps_transfer transfer) {
+  tiny::Options o;
+  o.transfer = transfer;
+  o.enable = gpu ? enableCuda : nullptr;
+  tiny::Session s(p, weights, o);
+  L2LRun r;
+  for (int i = 0; i < 3 && s.error.empty(); ++i)
+    s.run(r.losses);
+  r.error = s.error;
+  if (r.error.empty()) {
+    r.params = s.params();
+    pipe_rt_session_copy_bytes(s.s, 0, &r.h2d, &r.d2h, nullptr);
   }
-  std::vector<const void *> in;
-  for (int i = 0; i < tiny::kM; ++i)
-    in.push_back(tiny::data()[i].data());
-  losses.clear();
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<float> l(tiny::kM);
-    if (pipe_rt_session_run(s, 0, in.data(), l.data())) {
-      error = std::string("run: ") + pipe_rt_session_error(s);
-      pipe_rt_session_destroy(s);
-      return error;
-    }
-    losses.insert(losses.end(), l.begin(), l.end());
-  }
-  params.assign(4, 0);
-  pipe_rt_session_read_param(s, 0, params.data());
-  pipe_rt_session_read_param(s, 1, params.data() + 2);
-  pipe_rt_session_copy_bytes(s, 0, h2d, d2h, nullptr);
-  pipe_rt_session_destroy(s);
-  return "";
+  return r;
 }
 
 float floatOf(uint32_t b) {
@@ -484,23 +467,19 @@ TEST_F(Cuda, L2LBf16TransfersMatchCpu) {
   std::string w = tiny::writeWeights(testing::TempDir());
   tiny::Program cpu = tiny::makeProgram<false>(tiny::Sched::L2L);
   tiny::Program gpu = tiny::makeProgram<true>(tiny::Sched::L2L);
-  std::vector<float> lc, pc, lg, pg, lf, pf;
-  uint64_t h2d[2], d2h[2];
-  ASSERT_EQ(trainL2L(cpu, w, false, PIPE_RT_PS_TRANSFER_BF16, 3, lc, pc), "");
-  ASSERT_EQ(trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_BF16, 3, lg, pg, &h2d[1],
-                     &d2h[1]),
-            "");
-  ASSERT_EQ(trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_F32, 3, lf, pf, &h2d[0],
-                     &d2h[0]),
-            "");
-  ASSERT_EQ(lc.size(), lg.size());
-  for (size_t i = 0; i < lc.size(); ++i)
-    EXPECT_NEAR(lg[i], lc[i], 1e-5 * (1 + std::fabs(lc[i]))) << "loss " << i;
-  for (size_t i = 0; i < pc.size(); ++i)
-    EXPECT_NEAR(pg[i], pc[i], 1e-5) << "param element " << i;
+  L2LRun c = trainL2L(cpu, w, false, PIPE_RT_PS_TRANSFER_BF16);
+  L2LRun g = trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_BF16);
+  L2LRun f = trainL2L(gpu, w, true, PIPE_RT_PS_TRANSFER_F32);
+  ASSERT_EQ(c.error + g.error + f.error, "");
+  ASSERT_EQ(c.losses.size(), g.losses.size());
+  for (size_t i = 0; i < c.losses.size(); ++i)
+    EXPECT_NEAR(g.losses[i], c.losses[i], 1e-5 * (1 + std::fabs(c.losses[i])))
+        << "loss " << i;
+  for (size_t i = 0; i < c.params.size(); ++i)
+    EXPECT_NEAR(g.params[i], c.params[i], 1e-5) << "param element " << i;
   // 3 runs of 4 ps.load and 2 ps.push of 8-byte params: bf16 saves half.
-  EXPECT_EQ(h2d[0] - h2d[1], 3u * 16);
-  EXPECT_EQ(d2h[0] - d2h[1], 3u * 8);
+  EXPECT_EQ(f.h2d - g.h2d, 3u * 16);
+  EXPECT_EQ(f.d2h - g.d2h, 3u * 8);
 }
 
 TEST(CudaSession, EnableWithoutGpuFailsCleanly) {
@@ -510,7 +489,9 @@ TEST(CudaSession, EnableWithoutGpuFailsCleanly) {
   tiny::Program p = tiny::makeProgram<false>(tiny::Sched::OneDevice);
   std::string w = tiny::writeWeights(testing::TempDir());
   std::vector<float> l, params;
-  std::string e = tiny::train(p, w, 1, l, params, enableCuda);
+  tiny::Options o;
+  o.enable = enableCuda;
+  std::string e = tiny::train(p, w, 1, l, params, o);
   EXPECT_NE(e.find("no usable GPU"), std::string::npos) << e;
 }
 
