@@ -14,12 +14,14 @@
 #include "Session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <unordered_map>
 
 using namespace pipe_rt;
@@ -1063,6 +1065,80 @@ pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
   return u;
 }
 
+/// dst = bf16(src) for each span, on every core: the parameter server's
+/// shadows when a run starts (302M params take ~0.1 s on one thread).
+struct NarrowSpan {
+  uint16_t *dst;
+  const float *src;
+  int64_t n;
+};
+void narrowInParallel(const std::vector<NarrowSpan> &spans) {
+  constexpr int64_t kPiece = int64_t(1) << 20;
+  std::vector<NarrowSpan> pieces;
+  for (const NarrowSpan &s : spans)
+    for (int64_t at = 0; at < s.n; at += kPiece)
+      pieces.push_back({s.dst + at, s.src + at, std::min(kPiece, s.n - at)});
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < pieces.size();)
+      narrowToBf16(pieces[i].dst, pieces[i].src, pieces[i].n);
+  };
+  size_t threads = std::min<size_t>(
+      std::max(1u, std::thread::hardware_concurrency()), pieces.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+/// The host optimizer's update of parameter-server param `pid` (see
+/// RunState::PsParam): out of place from the session's committed weights and
+/// state into its spare copy the first time in a run, in place on the spare
+/// copy after that.
+pipe_rt_optim_update psUpdate(RunState &run, int pid, RunState::PsParam &ps,
+                              const float *grad, size_t n) {
+  pipe_rt_session *session = run.session;
+  SessionParam &committed = session->params[pid];
+  SessionParam &spare = session->psSpare[pid];
+  pipe_rt_optim_update u{};
+  u.kind = session->options.optimizer;
+  u.sgd = session->options.sgd;
+  u.adamw = session->options.adamw;
+  u.step = ps.step + 1;
+  u.grad = grad;
+  u.grad_dtype = PIPE_RT_GRAD_F32;
+  u.grad_scale = 1.0f;
+  u.n = n;
+  bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
+  // One state array: in place on the spare copy once it holds the latest
+  // values (or zeros for a state the session does not have yet), else out
+  // of place from the committed one.
+  auto state = [&](bool needed, std::vector<float> &out,
+                   const std::vector<float> &in, bool &wrote,
+                   const float *&from) {
+    if (!needed)
+      return (float *)nullptr;
+    out.resize(n);
+    if (!wrote && in.empty())
+      std::fill(out.begin(), out.end(), 0.0f);
+    else if (!wrote)
+      from = in.data();
+    wrote = true;
+    return out.data();
+  };
+  u.state0 = state(adam || u.sgd.momentum != 0, spare.state0, committed.state0,
+                   ps.wroteState0, u.state0_in);
+  u.state1 =
+      state(adam, spare.state1, committed.state1, ps.wroteState1, u.state1_in);
+  spare.value.resize(committed.value.size());
+  u.param = reinterpret_cast<float *>(spare.value.data());
+  if (!ps.updated)
+    u.param_in = reinterpret_cast<const float *>(committed.value.data());
+  return u;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1556,7 +1632,7 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
           const unsigned char *src;
           {
             std::lock_guard<std::mutex> lock(runp->psMu);
-            src = runp->psMaster[pid].data();
+            src = runp->ps[pid].value;
           }
           st = toDevice(*runp, Lane::H2D, *b, src, b->bytes, error);
         }
@@ -1694,8 +1770,8 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
           return st;
         }
         for (int pid : owned) {
-          std::vector<float> *acc, *s0, *s1;
-          float *master;
+          std::vector<float> *acc;
+          RunState::PsParam *ps;
           BufferPtr shadow; // bf16 transfers
           {
             std::lock_guard<std::mutex> lock(run->psMu);
@@ -1703,34 +1779,27 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
             if (it == run->psAccum.end())
               continue; // no gradient pushed: skipped, as torch skips None
             acc = &it->second;
-            master = reinterpret_cast<float *>(run->psMaster[pid].data());
-            s0 = &run->psState0[pid];
-            s1 = &run->psState1[pid];
+            ps = &run->ps[pid];
             auto sh = run->psShadow.find(pid);
             if (sh != run->psShadow.end())
               shadow = sh->second;
           }
-          SessionParam state;
-          state.state0.swap(*s0);
-          state.state1.swap(*s1);
-          state.step = run->psStep[pid];
-          pipe_rt_optim_update u = makeUpdate(run->session, master, state,
-                                              acc->data(), acc->size(), 1.0f);
+          pipe_rt_optim_update u =
+              psUpdate(*run, pid, *ps, acc->data(), acc->size());
+          // The next ps.load of the param copies its bf16 rounding: written
+          // by the optimizer's workers, once per update, not per load.
+          if (shadow)
+            u.param_bf16 = static_cast<uint16_t *>(shadow->data);
           int st = pipe_rt_host_optimizer_run(run->session->optimizer, &u);
-          state.state0.swap(*s0);
-          state.state1.swap(*s1);
           if (st != PIPE_RT_OK) {
             error = "host optimizer rejected the update of '" +
                     run->m->params[pid].name + "'";
             return st;
           }
-          // The next ps.load of the param copies its bf16 rounding: made
-          // here, once per update, not per load.
-          if (shadow)
-            narrowToBf16(static_cast<uint16_t *>(shadow->data), master,
-                         int64_t(shadow->bytes / 2));
           std::lock_guard<std::mutex> lock(run->psMu);
-          ++run->psStep[pid];
+          ps->value = reinterpret_cast<const unsigned char *>(u.param);
+          ps->updated = true;
+          ++ps->step;
           run->psAccum.erase(pid);
         }
         return int(PIPE_RT_OK);
@@ -2010,6 +2079,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
 
   // Who holds which param.
   run->psParam.assign(m.params.size(), false);
+  session->psSpare.resize(m.params.size());
   run->holders.assign(m.params.size(), {});
   for (size_t s = 0; s < m.stages.size(); ++s)
     for (int pid : m.stages[s].params) {
@@ -2070,7 +2140,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     run->ctxs.push_back(std::move(ctx));
   }
   // Device copies of the params (and their optimizer state), and the
-  // parameter server's copies.
+  // parameter server's bf16 shadows.
+  std::vector<NarrowSpan> shadows;
   for (size_t p = 0; p < m.params.size(); ++p) {
     const SessionParam &sp = session->params[p];
     std::string label = "param '" + m.params[p].name + "'";
@@ -2089,10 +2160,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       state.step = sp.step;
     }
     if (run->psParam[p]) {
-      run->psMaster[int(p)] = sp.value;
-      run->psState0[int(p)] = sp.state0;
-      run->psState1[int(p)] = sp.state1;
-      run->psStep[int(p)] = sp.step;
+      RunState::PsParam &ps = run->ps[int(p)];
+      ps.value = sp.value.data();
+      ps.step = sp.step;
       if (wantsBf16(*run, int(p))) {
         BufferPtr &shadow = run->psShadow[int(p)];
         std::string error;
@@ -2100,18 +2170,20 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                 allocBuffer(*run, -1, sp.value.size() / 2,
                             (label + " bf16 shadow").c_str(), shadow, error))
           return runFail(st, error);
-        narrowToBf16(static_cast<uint16_t *>(shadow->data),
-                     reinterpret_cast<const float *>(sp.value.data()),
-                     int64_t(sp.value.size() / 4));
+        shadows.push_back({static_cast<uint16_t *>(shadow->data),
+                           reinterpret_cast<const float *>(sp.value.data()),
+                           int64_t(sp.value.size() / 4)});
       }
     }
   }
+  narrowInParallel(shadows);
   // The parameter server's masters are copied to devices by every ps.load
   // (bf16 params: their shadows, already page-locked): page-locked for the
   // run where that makes the copies faster.
-  for (auto &[pid, master] : run->psMaster)
+  for (auto &[pid, ps] : run->ps)
     if (!run->psShadow.count(pid))
-      run->memory->registerHost(master.data(), master.size());
+      run->memory->registerHost(session->params[pid].value.data(),
+                                session->params[pid].value.size());
 
   int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
   // Let outstanding copies finish before looking at the results.
@@ -2120,9 +2192,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     ds->h2d.reset();
     ds->d2h.reset();
   }
-  for (auto &[pid, master] : run->psMaster)
+  for (auto &[pid, ps] : run->ps)
     if (!run->psShadow.count(pid))
-      run->memory->unregisterHost(master.data());
+      run->memory->unregisterHost(session->params[pid].value.data());
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d) {
     uint64_t peak = 0;
     run->memory->usage(d, nullptr, &peak);
@@ -2188,10 +2260,15 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       sp.state1.swap(state.state1);
       sp.step = state.step;
     } else if (run->psParam[p]) {
-      sp.value.swap(run->psMaster[int(p)]);
-      sp.state0.swap(run->psState0[int(p)]);
-      sp.state1.swap(run->psState1[int(p)]);
-      sp.step = run->psStep[int(p)];
+      const RunState::PsParam &ps = run->ps[int(p)];
+      SessionParam &spare = session->psSpare[p];
+      if (ps.updated)
+        sp.value.swap(spare.value);
+      if (ps.wroteState0)
+        sp.state0.swap(spare.state0);
+      if (ps.wroteState1)
+        sp.state1.swap(spare.state1);
+      sp.step = ps.step;
     }
   }
   if (losses)

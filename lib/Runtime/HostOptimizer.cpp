@@ -15,6 +15,7 @@
 
 #include "pipe/Runtime/HostOptimizer.h"
 
+#include "Bf16.h"
 #include "HostOptimizerKernels.h"
 
 #include <atomic>
@@ -146,6 +147,10 @@ struct pipe_rt_optim_task {
     size_t begin = chunk == 0 ? 0 : head + chunk * kChunkSize;
     size_t end = chunk + 1 == numChunks ? n : head + (chunk + 1) * kChunkSize;
     kernel(args, begin, end);
+    // The bf16 copy from the chunk just written, still in cache.
+    if (args.paramBf16)
+      pipe_rt::narrowToBf16(args.paramBf16 + begin, args.param + begin,
+                            int64_t(end - begin));
   }
 };
 
@@ -285,6 +290,10 @@ int pipe_rt_host_optimizer_submit(pipe_rt_host_optimizer *opt,
   a.param = u.param;
   a.state0 = u.state0;
   a.state1 = u.state1;
+  a.paramIn = u.param_in ? u.param_in : u.param;
+  a.state0In = u.state0_in ? u.state0_in : u.state0;
+  a.state1In = u.state1_in ? u.state1_in : u.state1;
+  a.paramBf16 = u.param_bf16;
   a.grad = u.grad;
   a.n = u.n;
   a.adamw = {};

@@ -60,6 +60,9 @@ struct KernelArgs {
   float *param;
   float *state0; // AdamW exp_avg / SGD momentum buffer
   float *state1; // AdamW exp_avg_sq
+  // What the update reads: the arrays above (in place) or others.
+  const float *paramIn, *state0In, *state1In;
+  uint16_t *paramBf16; // also the new param in bf16; may be null
   const void *grad;
   size_t n; // length of the whole span (chunks never prefetch past it)
   AdamWScalars adamw;

@@ -154,6 +154,10 @@ struct pipe_rt_session {
   std::vector<void *> functions;             // by function id
   std::vector<std::vector<void *>> programs; // [schedule][device]
   std::vector<pipe_rt::SessionParam> params;
+  /// Parameter-server params: where a run's ps.update writes (out of place
+  /// from `params`, see RunState::ps); swapped with `params` when the run
+  /// succeeds. Kept across runs so that nothing is allocated per step.
+  std::vector<pipe_rt::SessionParam> psSpare;
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
   /// Bytes copied per device and Lane over every run
@@ -197,12 +201,21 @@ struct RunState {
   std::vector<bool> lossSeen;
   bool trackVersions = false;
 
-  // Parameter server (params of ps stages): run-local copies of the
-  // session's master, optimizer state and a gradient accumulator.
+  // Parameter server (params of ps stages). A run reads the session's
+  // committed weights and optimizer state in place; its first ps.update of a
+  // param writes out of place into the session's spare copy (psSpare), later
+  // ones update that copy in place, and a successful run swaps the two. So a
+  // failed run leaves the session as it was, and no run copies the masters
+  // in or out (302M params: 3.6 GB per step otherwise).
+  struct PsParam {
+    const unsigned char *value = nullptr; // latest weights, manifest dtype
+    int64_t step = 0;                     // optimizer updates so far
+    bool updated = false;                 // the latest state is the spare
+    bool wroteState0 = false, wroteState1 = false;
+  };
   std::mutex psMu;
-  std::map<int, std::vector<unsigned char>> psMaster; // manifest dtype
-  std::map<int, std::vector<float>> psState0, psState1, psAccum;
-  std::map<int, int64_t> psStep;
+  std::map<int, PsParam> ps;
+  std::map<int, std::vector<float>> psAccum; // pushed gradients
   /// ps_transfer = bf16: the bf16 shadow of each f32 master (host memory
   /// from allocHost, page-locked on a GPU) that ps.load copies; written when
   /// the run starts and by ps.update after each optimizer step.

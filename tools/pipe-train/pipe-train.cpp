@@ -423,7 +423,7 @@ int main(int argc, char **argv) {
   } else if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     return fail("cannot create " + dir + ": " + ec.message());
   }
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (scratch)
       llvm::sys::fs::remove_directories(dir);
   });
@@ -520,8 +520,7 @@ int main(int argc, char **argv) {
                              &options, &session, message,
                              sizeof(message)) != PIPE_RT_OK)
     return fail(message);
-  auto closeSession =
-      llvm::make_scope_exit([&] { pipe_rt_session_destroy(session); });
+  llvm::scope_exit closeSession([&] { pipe_rt_session_destroy(session); });
   pipe_rt::TrainerSummary summary;
   if (!pipe_rt::runTraining(session, trainer.options, summary, error))
     return fail(error);

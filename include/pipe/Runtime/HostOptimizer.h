@@ -74,6 +74,19 @@ typedef struct pipe_rt_optim_update {
   /// gradient-norm clipping pass 1 / clip factor).
   float grad_scale;
   size_t n;
+  /// Out of place: when set, the update reads the weights and the state from
+  /// these (same lengths) and writes `param`, `state0`, `state1`, which then
+  /// need not hold anything; same operations, same bits. Null: in place. A
+  /// parameter server keeps its committed weights untouched this way until a
+  /// run succeeds, without copying them.
+  const float *param_in;
+  const float *state0_in;
+  const float *state1_in;
+  /// When set (n elements): also receives the new weights rounded to bf16
+  /// (nearest, ties to even; NaN -> 0x7fff), written by the same workers
+  /// right after each chunk while it is in cache: the copy a parameter
+  /// server sends to the devices with bf16 transfers.
+  uint16_t *param_bf16;
 } pipe_rt_optim_update;
 
 typedef struct pipe_rt_host_optimizer pipe_rt_host_optimizer;

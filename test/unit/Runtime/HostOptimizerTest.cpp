@@ -8,6 +8,8 @@
 
 #include "pipe/Runtime/HostOptimizer.h"
 
+#include "Bf16.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -237,6 +239,63 @@ TEST(HostOptimizer, MultiThreadedEqualsSingleThreadedExactly) {
       EXPECT_EQ(one.p, four.p) << "kind " << kind << " dtype " << dtype;
       EXPECT_EQ(one.s0, four.s0);
       EXPECT_EQ(one.s1, four.s1);
+    }
+  }
+}
+
+// Out of place (param_in, state0_in, state1_in): the same bits as in place,
+// written to the output arrays, the inputs untouched, and the bf16 copy of
+// the new weights (param_bf16) equal to the runtime's rounding; for every
+// kind, both gradient types and on several threads.
+TEST(HostOptimizer, OutOfPlaceEqualsInPlace) {
+  Opt opt(3);
+  size_t n = oddSize();
+  std::vector<float> p0(n), g(n);
+  for (size_t i = 0; i < n; ++i) {
+    p0[i] = std::sin(0.37f * float(i));
+    g[i] = std::cos(0.11f * float(i)) * 0.01f;
+  }
+  std::vector<uint16_t> gb(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &g[i], 4);
+    gb[i] = uint16_t(bits >> 16);
+  }
+  for (pipe_rt_optim_kind kind : {PIPE_RT_OPTIM_ADAMW, PIPE_RT_OPTIM_SGD}) {
+    for (pipe_rt_grad_dtype dtype : {PIPE_RT_GRAD_F32, PIPE_RT_GRAD_BF16}) {
+      const void *grad = dtype == PIPE_RT_GRAD_F32 ? (const void *)g.data()
+                                                   : (const void *)gb.data();
+      State<float> in = makeState<float>(p0, true);
+      for (size_t i = 0; i < n; ++i)
+        in.s0[i] = 0.001f * float(i % 7);
+      State<float> place = in, out = makeState<float>(p0, false);
+      for (std::vector<float> *v : {&out.p, &out.s0, &out.s1})
+        std::fill(v->begin(), v->end(), -7.0f);
+      pipe_rt_optim_update u = makeUpdate(kind, place, grad, dtype, 0.5f, 3);
+      u.adamw = kAdamW;
+      u.sgd = kSGD;
+      ASSERT_EQ(pipe_rt_host_optimizer_run(opt.opt, &u), PIPE_RT_OK);
+      State<float> before = in;
+      u = makeUpdate(kind, out, grad, dtype, 0.5f, 3);
+      u.adamw = kAdamW;
+      u.sgd = kSGD;
+      u.param_in = in.p.data();
+      u.state0_in = in.s0.data();
+      u.state1_in = in.s1.data();
+      std::vector<uint16_t> bf16(n, 0xdead);
+      u.param_bf16 = bf16.data();
+      ASSERT_EQ(pipe_rt_host_optimizer_run(opt.opt, &u), PIPE_RT_OK);
+      EXPECT_EQ(out.p, place.p) << "kind " << kind << " dtype " << dtype;
+      std::vector<uint16_t> rounded(n);
+      pipe_rt::narrowToBf16(rounded.data(), out.p.data(), int64_t(n));
+      EXPECT_EQ(bf16, rounded) << "kind " << kind << " dtype " << dtype;
+      EXPECT_EQ(out.s0, place.s0);
+      if (kind == PIPE_RT_OPTIM_ADAMW) {
+        EXPECT_EQ(out.s1, place.s1);
+      }
+      EXPECT_EQ(in.p, before.p);
+      EXPECT_EQ(in.s0, before.s0);
+      EXPECT_EQ(in.s1, before.s1);
     }
   }
 }

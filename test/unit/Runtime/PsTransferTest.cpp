@@ -287,6 +287,49 @@ TEST_P(PsTransferBackend, ShadowFollowsUpdatesWithinARun) {
   EXPECT_EQ(a.params(), b.params());
 }
 
+/// One L2L step, then (when gFailAtEnd) an invalid action: the run fails
+/// after the host optimizer has updated every param.
+bool gFailAtEnd = false;
+int32_t l2lThenMaybeFail(pipe_rt_device_ctx *c) {
+  TINY_CHECK(l2lStep(c, 0));
+  return gFailAtEnd ? pipe_rt_act_ps_release(c, 7, 0) : 0;
+}
+
+TEST_P(PsTransferBackend, FailedRunAfterUpdatesChangesNothing) {
+  // The updates of a failed run went to the session's spare copy: its
+  // weights, optimizer state and step count stay those of the last good run,
+  // so the runs after it train exactly as if it had not happened.
+  for (pipe_rt_ps_transfer transfer :
+       {PIPE_RT_PS_TRANSFER_F32, PIPE_RT_PS_TRANSFER_BF16}) {
+    Options o;
+    o.transfer = transfer;
+    o.enable = GetParam() ? enableStaged : nullptr;
+    tiny::Program p = tiny::makeProgram<false>(tiny::Sched::L2L);
+    p.symbols["dev0"] = (void *)l2lThenMaybeFail;
+    std::string w = writeOddWeights();
+    Session clean(p, w, o), failed(p, w, o);
+    ASSERT_EQ(clean.error + failed.error, "");
+    std::vector<float> lc, lf;
+    gFailAtEnd = false;
+    ASSERT_TRUE(clean.run(lc)) << clean.error;
+    ASSERT_TRUE(failed.run(lf)) << failed.error;
+    std::vector<float> afterOne = failed.params();
+    gFailAtEnd = true;
+    std::vector<float> ignored;
+    EXPECT_FALSE(failed.run(ignored));
+    EXPECT_NE(failed.error.find("ps.release"), std::string::npos)
+        << failed.error;
+    gFailAtEnd = false;
+    EXPECT_EQ(failed.params(), afterOne) << "transfer " << transfer;
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(clean.run(lc)) << clean.error;
+      ASSERT_TRUE(failed.run(lf)) << failed.error;
+    }
+    EXPECT_EQ(lc, lf) << "transfer " << transfer;
+    EXPECT_EQ(clean.params(), failed.params()) << "transfer " << transfer;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, PsTransferBackend, testing::Bool(),
                          [](const testing::TestParamInfo<bool> &info) {
                            return info.param ? "staged" : "host";
