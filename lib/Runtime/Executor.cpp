@@ -1065,6 +1065,17 @@ pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
   return u;
 }
 
+/// sum[i] += the i-th element of a pushed gradient copy (f32 or bf16).
+void addPushed(float *sum, const Buffer &pushed, bool bf16, int64_t n) {
+  if (bf16) {
+    addFromBf16(sum, static_cast<const uint16_t *>(pushed.data), n);
+    return;
+  }
+  const float *g = static_cast<const float *>(pushed.data);
+  for (int64_t i = 0; i < n; ++i)
+    sum[i] += g[i];
+}
+
 /// dst = bf16(src) for each span, on every core: the parameter server's
 /// shadows when a run starts (302M params take ~0.1 s on one thread).
 struct NarrowSpan {
@@ -1098,7 +1109,7 @@ void narrowInParallel(const std::vector<NarrowSpan> &spans) {
 /// state into its spare copy the first time in a run, in place on the spare
 /// copy after that.
 pipe_rt_optim_update psUpdate(RunState &run, int pid, RunState::PsParam &ps,
-                              const float *grad, size_t n) {
+                              const RunState::PsGrad &grad) {
   pipe_rt_session *session = run.session;
   SessionParam &committed = session->params[pid];
   SessionParam &spare = session->psSpare[pid];
@@ -1107,8 +1118,14 @@ pipe_rt_optim_update psUpdate(RunState &run, int pid, RunState::PsParam &ps,
   u.sgd = session->options.sgd;
   u.adamw = session->options.adamw;
   u.step = ps.step + 1;
-  u.grad = grad;
+  size_t n = grad.sum.size();
+  u.grad = grad.sum.data();
   u.grad_dtype = PIPE_RT_GRAD_F32;
+  if (grad.pushed) {
+    n = grad.pushed->bytes / (grad.bf16 ? 2 : 4);
+    u.grad = grad.pushed->data;
+    u.grad_dtype = grad.bf16 ? PIPE_RT_GRAD_BF16 : PIPE_RT_GRAD_F32;
+  }
   u.grad_scale = 1.0f;
   u.n = n;
   bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
@@ -1670,62 +1687,60 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
   int64_t token = submitJob(
       ctx, *ds.d2h, TrackKind::D2H, "d2h", what,
       [runp, device, grads](std::string &error) {
-        // Staging, allocated once for the job's largest gradient: where the
-        // host cannot read device memory, host memory from allocHost
-        // (page-locked on a GPU, so the copy runs at full speed); for bf16
-        // params, a device buffer the gradient is narrowed into first.
-        bool direct = runp->memory->hostAccessible();
-        uint64_t maxF32 = 0, maxBf16 = 0;
-        for (auto &[pid, g] : grads) {
-          uint64_t &most = psBf16(*runp, pid) ? maxBf16 : maxF32;
-          most = std::max(most, g->bytes);
-        }
-        maxBf16 /= 2;
-        BufferPtr narrow, host;
+        // bf16 params: narrowed on the device first, into a staging buffer
+        // allocated once for the job's largest one.
+        uint64_t maxBf16 = 0;
+        for (auto &[pid, g] : grads)
+          if (psBf16(*runp, pid))
+            maxBf16 = std::max(maxBf16, g->bytes / 2);
+        BufferPtr narrow;
         if (maxBf16)
           if (int st = allocBuffer(*runp, device, maxBf16,
                                    "ps.push bf16 staging", narrow, error))
             return st;
-        if (!direct && (maxF32 || maxBf16))
-          if (int st = allocBuffer(*runp, -1, std::max(maxF32, maxBf16),
-                                   "ps.push host staging", host, error))
-            return st;
         for (auto &[pid, g] : grads) {
-          size_t n = g->bytes / 4;
-          std::vector<float> *acc;
+          int64_t n = int64_t(g->bytes / 4);
+          bool bf16 = psBf16(*runp, pid);
+          // The copy the optimizer reads: host memory (page-locked on a
+          // GPU), kept until the update.
+          BufferPtr host;
+          if (n > 0) {
+            uint64_t bytes = uint64_t(n) * (bf16 ? 2 : 4);
+            if (int st = allocBuffer(*runp, -1, bytes, "ps.push host copy",
+                                     host, error))
+              return st;
+            const void *from = g->data;
+            if (bf16) {
+              if (int st = runp->memory->narrowBf16(
+                      device, Lane::D2H, narrow->data, g->data, n, error))
+                return st;
+              from = narrow->data;
+            }
+            if (int st = laneCopy(*runp, device, Lane::D2H, host->data, from,
+                                  bytes, error))
+              return st;
+          }
+          RunState::PsGrad *grad;
+          bool first;
           {
             std::lock_guard<std::mutex> lock(runp->psMu);
-            acc = &runp->psAccum[pid];
+            auto [it, fresh] = runp->psGrads.try_emplace(pid);
+            grad = &it->second;
+            first = fresh;
           }
-          acc->resize(n, 0.0f);
-          if (n == 0)
-            continue; // (no staging was allocated for it)
-          if (psBf16(*runp, pid)) {
-            if (int st =
-                    runp->memory->narrowBf16(device, Lane::D2H, narrow->data,
-                                             g->data, int64_t(n), error))
-              return st;
-            const void *src = narrow->data;
-            if (!direct) {
-              if (int st = laneCopy(*runp, device, Lane::D2H, host->data,
-                                    narrow->data, n * 2, error))
-                return st;
-              src = host->data;
-            }
-            addFromBf16(acc->data(), static_cast<const uint16_t *>(src),
-                        int64_t(n));
+          if (first) {
+            grad->pushed = std::move(host);
+            grad->bf16 = bf16;
             continue;
           }
-          const void *src = g->data;
-          if (!direct) {
-            if (int st = laneCopy(*runp, device, Lane::D2H, host->data, g->data,
-                                  g->bytes, error))
-              return st;
-            src = host->data;
+          // A second push before the update: sum in f32.
+          if (grad->pushed) {
+            grad->sum.assign(size_t(n), 0.0f);
+            addPushed(grad->sum.data(), *grad->pushed, grad->bf16, n);
+            grad->pushed.reset();
           }
-          auto *f = static_cast<const float *>(src);
-          for (size_t i = 0; i < n; ++i)
-            (*acc)[i] += f[i];
+          if (host)
+            addPushed(grad->sum.data(), *host, bf16, n);
         }
         return int(PIPE_RT_OK);
       },
@@ -1770,22 +1785,21 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
           return st;
         }
         for (int pid : owned) {
-          std::vector<float> *acc;
+          RunState::PsGrad *grad;
           RunState::PsParam *ps;
           BufferPtr shadow; // bf16 transfers
           {
             std::lock_guard<std::mutex> lock(run->psMu);
-            auto it = run->psAccum.find(pid);
-            if (it == run->psAccum.end())
+            auto it = run->psGrads.find(pid);
+            if (it == run->psGrads.end())
               continue; // no gradient pushed: skipped, as torch skips None
-            acc = &it->second;
+            grad = &it->second;
             ps = &run->ps[pid];
             auto sh = run->psShadow.find(pid);
             if (sh != run->psShadow.end())
               shadow = sh->second;
           }
-          pipe_rt_optim_update u =
-              psUpdate(*run, pid, *ps, acc->data(), acc->size());
+          pipe_rt_optim_update u = psUpdate(*run, pid, *ps, *grad);
           // The next ps.load of the param copies its bf16 rounding: written
           // by the optimizer's workers, once per update, not per load.
           if (shadow)
@@ -1800,7 +1814,7 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
           ps->value = reinterpret_cast<const unsigned char *>(u.param);
           ps->updated = true;
           ++ps->step;
-          run->psAccum.erase(pid);
+          run->psGrads.erase(pid);
         }
         return int(PIPE_RT_OK);
       },

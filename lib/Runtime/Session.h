@@ -215,7 +215,16 @@ struct RunState {
   };
   std::mutex psMu;
   std::map<int, PsParam> ps;
-  std::map<int, std::vector<float>> psAccum; // pushed gradients
+  /// The gradient pushed for a param since its last update: the one pushed
+  /// copy as it arrived in host memory (f32 or bf16; the host optimizer reads
+  /// either, so the common case of one push per update costs no pass over
+  /// it), or, once a second push arrives, the f32 sum of all of them.
+  struct PsGrad {
+    BufferPtr pushed; // host memory from allocHost; null once summed
+    bool bf16 = false;
+    std::vector<float> sum;
+  };
+  std::map<int, PsGrad> psGrads;
   /// ps_transfer = bf16: the bf16 shadow of each f32 master (host memory
   /// from allocHost, page-locked on a GPU) that ps.load copies; written when
   /// the run starts and by ps.update after each optimizer step.
