@@ -39,7 +39,10 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import encoder  # noqa: E402
 
-PRESETS = {"bert-large": encoder.BERT_LARGE, "tiny": encoder.TINY}
+PRESETS = {"bert-large": encoder.BERT_LARGE, "tiny": encoder.TINY,
+           # BERT-Large layers on 4-token sequences: the parameter server's
+           # host-side costs on a CPU, where full sequences take minutes.
+           "bert-large-seq4": dict(encoder.BERT_LARGE, seq=4)}
 # H200 figures of BACKGROUND.md §4 (the roofline of the breakdown).
 PEAK_FLOPS = 713e12
 COPY_BYTES_PER_S = 55e9
