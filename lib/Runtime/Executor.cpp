@@ -387,6 +387,7 @@ RunState::~RunState() {
   reduces.clear();
   inFlight.clear();
   psShadow.clear();
+  psGrads.clear(); // pushed but not consumed: a failed run
   // Buffers are gone: the memory (which may hold the arenas) goes next.
   memory.reset();
   if (devs)
