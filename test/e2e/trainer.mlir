@@ -43,8 +43,10 @@
 // RUN: pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 20 --warmup 4 --lr-schedule cosine --lr 3e-3 --seed 7 --checkpoint %t/k.ckpt --checkpoint-every 1 --resume --save-weights %t/k.safetensors > /dev/null
 // RUN: cmp %t/a.safetensors %t/k.safetensors
 //
-// SIGTERM: the step finishes, the checkpoint is written, exit status 3.
-// RUN: { timeout --preserve-status -s TERM 1 pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 1000000 --checkpoint %t/t.ckpt > %t/term.txt; test $? -eq 3; }
+// SIGTERM: the step finishes, the checkpoint is written, exit status 3. The
+// signal is sent once the first step is logged (the handlers are in place
+// by then, however slowly the process started); at most 30 s of waiting.
+// RUN: { pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 1000000 --checkpoint %t/t.ckpt --log-json %t/term.jsonl > %t/term.txt & pid=$!; for i in $(seq 600); do test -s %t/term.jsonl && break; sleep 0.05; done; kill -TERM $pid; wait $pid; test $? -eq 3; }
 // RUN: FileCheck %s --check-prefix=TERM < %t/term.txt
 // TERM: stopping at step {{[0-9]+}}: received SIGTERM
 // TERM-NEXT: checkpoint: step {{[0-9]+}} -> {{.*}}t.ckpt
