@@ -277,6 +277,14 @@ def roofline(config):
             "d2h_ms": d2h / COPY_BYTES_PER_S * 1e3}
 
 
+def peak_bytes(result):
+    """Peak device memory of a case: on a GPU the runtime pool's peak (every
+    allocation the runtime makes, cuBLAS's workspace included), else the
+    session's peak of its one device."""
+    pool = result.get("gpu_pool_bytes")
+    return pool[0]["peak"] if pool else result["peak_device_bytes"][0]
+
+
 def report(results, eager, out):
     """Markdown tables of the results (per step, milliseconds)."""
     mib = 1 << 20
@@ -298,12 +306,13 @@ def report(results, eager, out):
                  if ref and ref["step_ms"] == ref["step_ms"] else "-")
         driver = r.get("gpu_driver_bytes")
         driver = f"{driver[0]['used'] / mib:.0f}" if driver else "-"
+        peak = peak_bytes(r)
         exposed = dev["copy_exposed_fraction"]
         exposed = f"{exposed:.3f}" if exposed is not None else "-"
         roof = roofline(c)
         lines.append(
             f"| {name} | {r['step_ms']:.1f} | {tokens:.0f} | {ratio} | "
-            f"{r['peak_device_bytes'][0] / mib:.0f} | {driver} | {exposed} | "
+            f"{peak / mib:.0f} | {driver} | {exposed} | "
             f"{rt['optimizer_ms'] / steps:.1f} | "
             f"{dev['forward_ms'] / steps:.1f} / "
             f"{dev['recompute_ms'] / steps:.1f} / "
@@ -315,7 +324,7 @@ def report(results, eager, out):
     # model measured, per batch (acceptance: flat within 5 %).
     for batch in sorted({r["config"]["batch"] for r in results.values()
                          if "config" in r}):
-        peaks = sorted((r["config"]["layers"], r["peak_device_bytes"][0])
+        peaks = sorted((r["config"]["layers"], peak_bytes(r))
                        for r in results.values()
                        if "config" in r and r["config"]["batch"] == batch
                        and r["config"]["variant"] != "plain")

@@ -299,6 +299,8 @@ Lanes::~Lanes() {
   makeCurrent(*gpu);
   if (blas)
     cublasDestroy(blas);
+  if (blasWorkspace)
+    gpu->pool->release(blasWorkspace);
   for (CUstream s : streams)
     if (s)
       cuStreamDestroy(s);
@@ -320,6 +322,23 @@ int createLanes(Lanes &lanes, std::string &error) {
     return PIPE_RT_DEVICE_ERROR;
   }
   cublasSetStream(lanes.blas, lanes.streams[0]);
+  return attachBlasWorkspace(*lanes.gpu, lanes.blas, &lanes.blasWorkspace,
+                             error);
+}
+
+int attachBlasWorkspace(Gpu &g, cublasHandle_t handle, void **workspace,
+                        std::string &error) {
+  if (g.pool->alloc(kBlasWorkspaceBytes, workspace, error) != CUDA_SUCCESS) {
+    error = "cuBLAS workspace: " + error;
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  if (cublasStatus_t s =
+          cublasSetWorkspace(handle, *workspace, kBlasWorkspaceBytes)) {
+    g.pool->release(*workspace);
+    *workspace = nullptr;
+    error = blasError("cublasSetWorkspace", s);
+    return PIPE_RT_DEVICE_ERROR;
+  }
   return PIPE_RT_OK;
 }
 

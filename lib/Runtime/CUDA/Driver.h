@@ -72,6 +72,7 @@ struct Gpu {
   std::unique_ptr<Pool> pool;
   std::mutex blasMu;
   cublasHandle_t blas = nullptr; // for calls outside a block call
+  void *blasWorkspace = nullptr; // its workspace (pool memory)
   /// The kernels of Bf16Kernels.ptx, loaded on first use (convertBf16).
   std::mutex kernelsMu;
   CUmodule bf16Module = nullptr;
@@ -102,9 +103,17 @@ struct Lanes {
   CUstream streams[3] = {nullptr, nullptr, nullptr}; // compute, h2d, d2h
   std::mutex blasMu;
   cublasHandle_t blas = nullptr;
+  void *blasWorkspace = nullptr; // pool memory, see attachBlasWorkspace
   ~Lanes();
 };
 int createLanes(Lanes &lanes, std::string &error);
+
+/// Gives `handle` a workspace from `g`'s pool (kBlasWorkspaceBytes) instead
+/// of the one cuBLAS would allocate itself, so that the pool's figures (and
+/// a profile's peak device memory) count it; sets *workspace.
+constexpr uint64_t kBlasWorkspaceBytes = uint64_t(32) << 20; // Hopper's
+int attachBlasWorkspace(Gpu &g, cublasHandle_t handle, void **workspace,
+                        std::string &error);
 
 /// Set while a block function runs on this thread.
 struct CallContext {

@@ -68,12 +68,18 @@ bool target(Target &t) {
   }
   makeCurrent(*t.gpu);
   std::lock_guard<std::mutex> lock(t.gpu->blasMu);
-  if (!t.gpu->blas)
+  if (!t.gpu->blas) {
     if (cublasStatus_t s = cublasCreate(&t.gpu->blas)) {
       t.gpu->blas = nullptr;
       reportError("pipe_rt_cuda_gemm: " + blasError("cublasCreate", s));
       return false;
     }
+    if (attachBlasWorkspace(*t.gpu, t.gpu->blas, &t.gpu->blasWorkspace,
+                            error) != PIPE_RT_OK) {
+      reportError("pipe_rt_cuda_gemm: " + error);
+      return false;
+    }
+  }
   t.handle = t.gpu->blas;
   t.mu = &t.gpu->blasMu;
   t.sync = true;

@@ -354,6 +354,26 @@ INSTANTIATE_TEST_SUITE_P(Schedules, CudaProgram,
 
 //===--- bf16 parameter-server transfers ----------------------------------===//
 
+/// A session's cuBLAS handle gets its workspace from the pool, so the pool's
+/// figures (a profile's peak device memory) count it, and gives it back.
+TEST_F(Cuda, BlasWorkspaceComesFromThePool) {
+  std::string w = tiny::writeWeights(testing::TempDir());
+  tiny::Program p = tiny::makeProgram<true>(tiny::Sched::OneDevice);
+  uint64_t before = 0, during = 0, after = 0;
+  pipe_rt_cuda_pool_stats(0, &before, nullptr, nullptr);
+  {
+    tiny::Options o;
+    o.enable = enableCuda;
+    tiny::Session s(p, w, o);
+    std::vector<float> losses;
+    ASSERT_TRUE(s.error.empty() && s.run(losses)) << s.error;
+    pipe_rt_cuda_pool_stats(0, &during, nullptr, nullptr);
+  }
+  pipe_rt_cuda_pool_stats(0, &after, nullptr, nullptr);
+  EXPECT_GE(during, before + (uint64_t(32) << 20));
+  EXPECT_EQ(after, before);
+}
+
 /// Three runs of the tiny L2L program on the GPU (or the CPU runtime) with
 /// the given ps_transfer, and the bytes device 0's copy lanes moved.
 struct L2LRun {
