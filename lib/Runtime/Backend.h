@@ -92,6 +92,10 @@ public:
   /// 64-byte aligned; null when out of memory.
   virtual void *allocHost(uint64_t bytes) = 0;
   virtual void freeHost(void *ptr) = 0;
+  /// Frees allocHost memory without this object: for memory a session keeps
+  /// across runs (the parameter server's bf16 shadows).
+  using HostFreeFn = void (*)(void *);
+  virtual HostFreeFn hostFreeFunction() const = 0;
   /// Page-locks host memory owned elsewhere (the parameter server's master
   /// copies) for the run; best effort.
   virtual void registerHost(void *, uint64_t) {}

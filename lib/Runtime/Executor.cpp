@@ -132,6 +132,7 @@ public:
   }
   void *allocHost(uint64_t bytes) override { return hostAlloc(bytes); }
   void freeHost(void *ptr) override { hostFree(ptr); }
+  HostFreeFn hostFreeFunction() const override { return hostFree; }
 
 private:
   pipe_rt_devices *devs;
@@ -300,7 +301,7 @@ void pipe_rt::callScopeError(int status, const std::string &message) {
 //===----------------------------------------------------------------------===//
 
 Buffer::~Buffer() {
-  if (!data)
+  if (!data || !owned)
     return;
   if (device >= 0)
     run->memory->free(device, data);
@@ -2095,6 +2096,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   // Who holds which param.
   run->psParam.assign(m.params.size(), false);
   session->psSpare.resize(m.params.size());
+  session->psShadows.resize(m.params.size());
   run->holders.assign(m.params.size(), {});
   for (size_t s = 0; s < m.stages.size(); ++s)
     for (int pid : m.stages[s].params) {
@@ -2179,15 +2181,33 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       ps.value = sp.value.data();
       ps.step = sp.step;
       if (wantsBf16(*run, int(p))) {
-        BufferPtr &shadow = run->psShadow[int(p)];
-        std::string error;
-        if (int st =
-                allocBuffer(*run, -1, sp.value.size() / 2,
-                            (label + " bf16 shadow").c_str(), shadow, error))
-          return runFail(st, error);
-        shadows.push_back({static_cast<uint16_t *>(shadow->data),
-                           reinterpret_cast<const float *>(sp.value.data()),
-                           int64_t(sp.value.size() / 4)});
+        // The session's shadow, narrowed again only when it does not match
+        // the weights; invalid until this run commits (ps.update rewrites
+        // it).
+        pipe_rt_session::PsShadow &cache = session->psShadows[p];
+        uint64_t bytes = sp.value.size() / 2;
+        if (cache.bytes != bytes) {
+          if (cache.data)
+            cache.free(cache.data);
+          cache = {run->memory->allocHost(bytes), bytes,
+                   run->memory->hostFreeFunction(), false};
+          if (!cache.data) {
+            cache = {};
+            return runFail(PIPE_RT_OUT_OF_MEMORY,
+                           label + " bf16 shadow: host out of memory");
+          }
+        }
+        if (!cache.valid)
+          shadows.push_back({static_cast<uint16_t *>(cache.data),
+                             reinterpret_cast<const float *>(sp.value.data()),
+                             int64_t(sp.value.size() / 4)});
+        cache.valid = false;
+        auto shadow = std::make_shared<Buffer>();
+        shadow->run = run.get();
+        shadow->data = cache.data;
+        shadow->bytes = bytes;
+        shadow->owned = false;
+        run->psShadow[int(p)] = std::move(shadow);
       }
     }
   }
@@ -2270,6 +2290,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     if (!holders.empty()) {
       int first = *holders.begin();
       sp.value.swap(finals[p]);
+      session->psShadows[p].valid = false;
       SessionParam &state = run->deviceOptState[first][int(p)];
       sp.state0.swap(state.state0);
       sp.state1.swap(state.state1);
@@ -2284,6 +2305,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       if (ps.wroteState1)
         sp.state1.swap(spare.state1);
       sp.step = ps.step;
+      // Narrowed when the run started or rewritten by its updates.
+      if (run->psShadow.count(int(p)))
+        session->psShadows[p].valid = true;
     }
   }
   if (losses)

@@ -162,6 +162,12 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   return PIPE_RT_OK;
 }
 
+pipe_rt_session::~pipe_rt_session() {
+  for (PsShadow &shadow : psShadows)
+    if (shadow.data)
+      shadow.free(shadow.data);
+}
+
 void pipe_rt_session_destroy(pipe_rt_session *session) {
   if (!session)
     return;
@@ -285,6 +291,7 @@ int pipe_rt_session_write_param(pipe_rt_session *session, int param,
   if (!v || !in)
     return PIPE_RT_INVALID_ARGUMENT;
   std::memcpy(v->data(), in, v->size());
+  pipe_rt::invalidatePsShadows(*session);
   return PIPE_RT_OK;
 }
 
@@ -425,6 +432,7 @@ int pipe_rt_session_load(pipe_rt_session *session, const char *path,
     sp.state1 = s1[p] ? floatsOf(s1[p]) : std::vector<float>();
     sp.step = m.params[p].trainable ? step : 0;
   }
+  pipe_rt::invalidatePsShadows(*session);
   for (int i = 0; i < extraCount; ++i)
     std::memcpy(&extra[i], file.data.data() + extras[i]->begin, 8);
   return PIPE_RT_OK;

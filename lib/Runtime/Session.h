@@ -45,6 +45,7 @@ struct Buffer {
   int device = -1;
   void *data = nullptr; // what is freed; 64-byte aligned
   uint64_t bytes = 0;
+  bool owned = true; // false: memory kept elsewhere (the session's shadows)
   ~Buffer();
 };
 using BufferPtr = std::shared_ptr<Buffer>;
@@ -158,6 +159,20 @@ struct pipe_rt_session {
   /// from `params`, see RunState::ps); swapped with `params` when the run
   /// succeeds. Kept across runs so that nothing is allocated per step.
   std::vector<pipe_rt::SessionParam> psSpare;
+  /// ps_transfer = bf16: the bf16 shadow of each parameter-server master,
+  /// kept across runs (memory from a run's allocHost, page-locked on a GPU,
+  /// freed with `free`) so that a run does not narrow every master again.
+  /// `valid`: it is the rounding of the committed weights; cleared while a
+  /// run may overwrite it, after a failed run, when a device-held copy of
+  /// the param is committed and when the weights change outside a run.
+  struct PsShadow {
+    void *data = nullptr;
+    uint64_t bytes = 0;
+    void (*free)(void *) = nullptr;
+    bool valid = false;
+  };
+  std::vector<PsShadow> psShadows;
+  ~pipe_rt_session();
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
   /// Bytes copied per device and Lane over every run
@@ -178,6 +193,12 @@ struct pipe_rt_session {
 };
 
 namespace pipe_rt {
+
+/// The weights changed outside a run: no bf16 shadow matches them now.
+inline void invalidatePsShadows(pipe_rt_session &session) {
+  for (pipe_rt_session::PsShadow &shadow : session.psShadows)
+    shadow.valid = false;
+}
 
 /// Everything one pipe_rt_session_run needs.
 struct RunState {

@@ -138,6 +138,7 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
   for (auto &[p, t] : loads)
     session->params[p].value.assign(file.data.begin() + t->begin,
                                     file.data.begin() + t->end);
+  pipe_rt::invalidatePsShadows(*session);
   print(format("init weights: loaded %zu of %zu params from %s", loads.size(),
                m.params.size(), path.c_str()));
   auto list = [](const std::vector<std::string> &names) {

@@ -48,6 +48,13 @@ const char *laneName(Lane lane) {
   return "?";
 }
 
+/// Returns allocHost memory to the page-locked pool (process-wide).
+void releaseHost(void *ptr) {
+  std::string error;
+  if (Pool *p = hostPool(error))
+    p->release(ptr);
+}
+
 class CudaMemory final : public DeviceMemory {
 public:
   struct Device {
@@ -264,11 +271,8 @@ public:
     return out;
   }
 
-  void freeHost(void *ptr) override {
-    std::string error;
-    if (Pool *p = hostPool(error))
-      p->release(ptr);
-  }
+  void freeHost(void *ptr) override { releaseHost(ptr); }
+  HostFreeFn hostFreeFunction() const override { return releaseHost; }
 
   void registerHost(void *ptr, uint64_t bytes) override {
     if (!ptr || !bytes)

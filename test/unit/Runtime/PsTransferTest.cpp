@@ -330,6 +330,31 @@ TEST_P(PsTransferBackend, FailedRunAfterUpdatesChangesNothing) {
   }
 }
 
+TEST_P(PsTransferBackend, WeightsWrittenBetweenRunsReachTheShadows) {
+  // The session keeps its bf16 shadows across runs; weights written between
+  // runs must not be loaded from a stale one. The forward loss of a run
+  // depends only on the loaded weights and the data, so after writing the
+  // same weights it must equal a fresh session's.
+  Options o;
+  o.transfer = PIPE_RT_PS_TRANSFER_BF16;
+  o.enable = GetParam() ? enableStaged : nullptr;
+  tiny::Program p = tiny::makeProgram<false>(tiny::Sched::L2L);
+  std::string w = writeOddWeights();
+  const float w1[2] = {0.25f, -1.5f}, w2[2] = {2.0f, 0.75f};
+  Session used(p, w, o), fresh(p, w, o);
+  ASSERT_EQ(used.error + fresh.error, "");
+  std::vector<float> lu, lf;
+  ASSERT_TRUE(used.run(lu)) << used.error;
+  ASSERT_EQ(pipe_rt_session_write_param(used.s, 0, w1), PIPE_RT_OK);
+  ASSERT_EQ(pipe_rt_session_write_param(used.s, 1, w2), PIPE_RT_OK);
+  ASSERT_EQ(pipe_rt_session_write_param(fresh.s, 0, w1), PIPE_RT_OK);
+  ASSERT_EQ(pipe_rt_session_write_param(fresh.s, 1, w2), PIPE_RT_OK);
+  lu.clear();
+  ASSERT_TRUE(used.run(lu)) << used.error;
+  ASSERT_TRUE(fresh.run(lf)) << fresh.error;
+  EXPECT_EQ(lu, lf);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, PsTransferBackend, testing::Bool(),
                          [](const testing::TestParamInfo<bool> &info) {
                            return info.param ? "staged" : "host";
