@@ -1,14 +1,13 @@
 //===- ProgramTest.cpp - Tests of program sessions without the compiler ---===//
 //
-// A hand-written "compiled program": a manifest, packed block functions
-// following the calling convention of Program.h, and device programs that
-// call pipe_rt_act_* like generated ones do. The model: y = x * w1 (stage
-// s0), z = y * w2 and loss = sum(z^2) (stage s1, two runs; the second saves
-// 2z for its backward), all elementwise on 2-vectors.
+// Sessions, actions and their errors on the hand-written program of
+// TinyProgram.h (y = x * w1 on stage s0; z = y * w2 and loss = sum(z^2) on
+// stage s1), with its device programs or the ones below.
 //
 //===----------------------------------------------------------------------===//
 
 #include "SafetensorsIO.h"
+#include "TinyProgram.h"
 
 #include "pipe/Runtime/Program.h"
 
@@ -18,266 +17,45 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 namespace {
 
-//===--- Block functions --------------------------------------------------===//
+using tiny::gM;
+using tiny::l2l;
+using tiny::oneDevice;
+using tiny::pipedream;
+using tiny::Program;
+using tiny::twoDev0;
+using tiny::twoDev1;
 
-const float *arg(void **args, int i) {
-  auto *m = static_cast<pipe_rt_memref *>(args[i]);
-  return static_cast<const float *>(m->aligned) + m->offset;
-}
-
-/// Appends result descriptors to args[0], allocating through the hooks.
-struct Results {
-  int64_t *p;
-  explicit Results(void **args) : p(static_cast<int64_t *>(args[0])) {}
-  float *vec2() { return add(1); }
-  float *scalar() { return add(0); }
-  float *add(int rank) {
-    auto *mem = static_cast<float *>(_mlir_memref_to_llvm_alloc(rank ? 8 : 4));
-    p[0] = p[1] = reinterpret_cast<int64_t>(mem);
-    p[2] = 0;
-    if (rank) {
-      p[3] = 2;
-      p[4] = 1;
-    }
-    p += 3 + 2 * rank;
-    return mem;
-  }
-};
-
-// r0: y = w1 * x; dw1 = dy * x.
-void f0(void **a) {
-  float *y = Results(a).vec2();
-  for (int i = 0; i < 2; ++i)
-    y[i] = arg(a, 1)[i] * arg(a, 2)[i];
-}
-void g0w(void **a) {
-  float *d = Results(a).vec2();
-  for (int i = 0; i < 2; ++i)
-    d[i] = arg(a, 3)[i] * arg(a, 2)[i];
-}
-// r1: z = w2 * y; dy = dz * w2; dw2 = dz * y.
-void f1(void **a) { f0(a); }
-void g1i(void **a) {
-  float *d = Results(a).vec2();
-  for (int i = 0; i < 2; ++i)
-    d[i] = arg(a, 3)[i] * arg(a, 1)[i];
-}
-void g1w(void **a) { g0w(a); }
-// r2: loss = sum(z^2), saved s = 2z; dz = dloss * s.
-void f2(void **a) {
-  Results r(a);
-  float *loss = r.scalar();
-  float *s = r.vec2();
-  const float *z = arg(a, 1);
-  *loss = z[0] * z[0] + z[1] * z[1];
-  s[0] = 2 * z[0];
-  s[1] = 2 * z[1];
-}
-void g2i(void **a) {
-  float *d = Results(a).vec2();
-  float dl = *arg(a, 2);
-  for (int i = 0; i < 2; ++i)
-    d[i] = dl * arg(a, 3)[i];
-}
-
-//===--- Device programs --------------------------------------------------===//
-
-#define CHECK_RT(x)                                                            \
-  do {                                                                         \
-    int32_t s_ = (x);                                                          \
-    if (s_)                                                                    \
-      return s_;                                                               \
-  } while (0)
-#define TOKEN(var, x)                                                          \
-  int64_t var = (x);                                                           \
-  if (var < 0)                                                                 \
-  return int32_t(-var)
-
-int gM = 2; // micro-batches of the programs below
-
-int32_t oneDevice(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < gM; ++mb) {
-    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
-    CHECK_RT(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
-  }
-  for (int mb = 0; mb < gM; ++mb) {
-    CHECK_RT(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
-    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
-  }
-  CHECK_RT(pipe_rt_act_update(c, 0, 0));
-  CHECK_RT(pipe_rt_act_update(c, 1, 0));
-  return 0;
-}
-
-/// GPipe on two devices; with `tied`, both stages read param 0.
-template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < gM; ++mb) {
-    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
-    TOKEN(t, pipe_rt_act_send(c, 0, 0, 1, mb, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-  }
-  for (int mb = 0; mb < gM; ++mb) {
-    TOKEN(t, pipe_rt_act_recv(c, 1, 1, 0, mb, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-    // Split backward: input part then weight part.
-    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 1));
-    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 2));
-  }
-  if (tied)
-    CHECK_RT(pipe_rt_act_reduce_grad(c, 0, 0));
-  CHECK_RT(pipe_rt_act_update(c, 0, 0));
-  return 0;
-}
-template <bool tied, bool update = true>
-int32_t twoDev1(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < gM; ++mb) {
-    TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, mb, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-    CHECK_RT(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
-  }
-  for (int mb = 0; mb < gM; ++mb) {
-    CHECK_RT(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
-    TOKEN(t, pipe_rt_act_send(c, 1, 1, 0, mb, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-  }
-  if (tied)
-    CHECK_RT(pipe_rt_act_reduce_grad(c, 0, 0));
-  if (update)
-    CHECK_RT(pipe_rt_act_update(c, 1, 0));
-  return 0;
-}
-
-/// Two steps on one device, PipeDream-style: the forward of step 1 runs
-/// before step 0's update, and its backward uses the stashed version 0.
-int32_t pipedream(pipe_rt_device_ctx *c) {
-  for (int s = 0; s < 2; ++s) {
-    CHECK_RT(pipe_rt_act_forward(c, 0, 0, s, 0, 1));
-    CHECK_RT(pipe_rt_act_forward(c, 1, 0, s, 0, 1));
-  }
-  for (int s = 0; s < 2; ++s) {
-    CHECK_RT(pipe_rt_act_backward(c, 1, 0, s, 0, 0));
-    CHECK_RT(pipe_rt_act_backward(c, 0, 0, s, 0, 0));
-    CHECK_RT(pipe_rt_act_update(c, 0, s));
-    CHECK_RT(pipe_rt_act_update(c, 1, s));
-  }
-  return 0;
-}
-
-/// L2L: every stage's params come from the host parameter server; the
-/// forward keeps only stage inputs (recompute before backward) for s0 and
-/// offloads s1's stash.
-int32_t l2l(pipe_rt_device_ctx *c) {
-  for (int s = 0; s < 2; ++s) {
-    TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < gM; ++mb) {
-      CHECK_RT(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
-      TOKEN(o, pipe_rt_act_offload(c, s, mb, 0));
-      CHECK_RT(pipe_rt_act_wait(c, o));
-    }
-    CHECK_RT(pipe_rt_act_ps_release(c, s, 0));
-  }
-  int64_t updates[2];
-  for (int s = 1; s >= 0; --s) {
-    TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
-    CHECK_RT(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < gM; ++mb) {
-      TOKEN(p, pipe_rt_act_prefetch(c, s, mb, 0));
-      CHECK_RT(pipe_rt_act_wait(c, p));
-      if (s == 0)
-        CHECK_RT(pipe_rt_act_recompute(c, s, mb, 0, -1));
-      CHECK_RT(pipe_rt_act_backward(c, s, mb, 0, -1, 0));
-    }
-    TOKEN(push, pipe_rt_act_ps_push(c, s, 0));
-    CHECK_RT(pipe_rt_act_wait(c, push));
-    TOKEN(u, pipe_rt_act_ps_update(c, s, 0));
-    updates[s] = u;
-    CHECK_RT(pipe_rt_act_ps_release(c, s, 0));
-  }
-  CHECK_RT(pipe_rt_act_wait(c, updates[1]));
-  CHECK_RT(pipe_rt_act_wait(c, updates[0]));
-  return 0;
-}
+//===--- Device programs (the others are TinyProgram.h's) ----------------===//
 
 int32_t deadlock0(pipe_rt_device_ctx *) { return 0; }
 int32_t deadlock1(pipe_rt_device_ctx *c) {
-  TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, 0, 0));
-  CHECK_RT(pipe_rt_act_wait(c, t));
+  TINY_TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, 0, 0));
+  TINY_CHECK(pipe_rt_act_wait(c, t));
   return 0;
 }
 
 //===--- The program ------------------------------------------------------===//
 
-struct Program {
-  int32_t abi = PIPE_RT_ABI_VERSION;
-  std::string manifest;
-  std::map<std::string, void *> symbols;
-
-  static void *lookup(void *self, const char *name) {
-    auto *p = static_cast<Program *>(self);
-    if (!std::strcmp(name, "pipe_program_abi_version"))
-      return &p->abi;
-    if (!std::strcmp(name, "pipe_program_manifest"))
-      return const_cast<char *>(p->manifest.c_str());
-    auto it = p->symbols.find(name);
-    return it == p->symbols.end() ? nullptr : it->second;
-  }
-};
-
 /// `devices`: device of stage s1 (s0 is on device 0). `tied`: r1 reads w1
 /// instead of w2.
 Program makeProgram(int devices, bool tied, const std::string &kind, int steps,
-                    int32_t (*dev0)(pipe_rt_device_ctx *),
-                    int32_t (*dev1)(pipe_rt_device_ctx *), bool ps = false) {
-  Program p;
-  int w2 = tied ? 0 : 1;
-  std::string m = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
-                  "\n"
-                  "type 0 f32 1 2\n"
-                  "type 1 f32 0\n"
-                  "param 0 w1 0 1\n"
-                  "param 1 w2 0 1\n"
-                  "value 0 0\nvalue 1 0\nvalue 2 0\nvalue 3 1\n"
-                  "input 0 0\n"
-                  "loss 3 1\n"
-                  "function 0 f0 2 0 0 1 0\n"
-                  "function 1 g0w 3 0 0 0 1 0\n"
-                  "function 2 f1 2 0 0 1 0\n"
-                  "function 3 g1i 3 0 0 0 1 0\n"
-                  "function 4 g1w 3 0 0 0 1 0\n"
-                  "function 5 f2 1 0 2 1 0\n"
-                  "function 6 g2i 3 0 1 0 1 0\n"
-                  "run 0 r0 0 -1 1 0 1 0 1 0 1 1 1 0 1 0 1 0\n"
-                  "run 1 r1 2 3 4 0 1 " +
-                  std::to_string(w2) +
-                  " 1 1 1 2 1 0 1 0 1 0\n"
-                  "run 2 r2 5 6 -1 1 0 1 2 1 3 1 0 1 0 0\n"
-                  "stage 0 s0 0 1 0\n"
-                  "stage 1 s1 " +
-                  std::to_string(devices - 1) +
-                  " 2 1 2\n"
-                  "edge 0 1 1 1\n"
-                  "schedule 0 main " +
-                  kind + " " + std::to_string(devices) + " " +
-                  std::to_string(gM) + " " + std::to_string(steps) + " 0\n";
-  for (int d = 0; d < devices; ++d)
-    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
-  if (ps)
-    m += "ps 0 0\nps 0 1\n";
-  m += "owns 0 0 1 0\nowns 0 1 1 " + std::to_string(w2) + "\nend\n";
-  p.manifest = m;
-  p.symbols = {
-      {"f0", (void *)f0},   {"g0w", (void *)g0w},   {"f1", (void *)f1},
-      {"g1i", (void *)g1i}, {"g1w", (void *)g1w},   {"f2", (void *)f2},
-      {"g2i", (void *)g2i}, {"dev0", (void *)dev0}, {"dev1", (void *)dev1}};
-  return p;
+                    tiny::DeviceProgram dev0, tiny::DeviceProgram dev1,
+                    bool ps = false) {
+  tiny::Spec spec;
+  spec.devices = devices;
+  spec.tied = tied;
+  spec.kind = kind;
+  spec.steps = steps;
+  spec.ps = ps;
+  spec.dev0 = dev0;
+  spec.dev1 = dev1;
+  return tiny::makeProgram<false>(spec);
 }
 
 std::string tempPath(const std::string &name) {
@@ -325,13 +103,10 @@ struct Session {
   }
 };
 
-// Micro-batch inputs: x of step s, mb m.
-std::vector<std::vector<float>> gData = {
-    {1, 2}, {-1, 0.5f}, {3, -2}, {0.25f, 4}};
 std::vector<const void *> inputsFor(int steps) {
   std::vector<const void *> in;
   for (int i = 0; i < steps * gM; ++i)
-    in.push_back(gData[i % gData.size()].data());
+    in.push_back(tiny::data()[i % tiny::data().size()].data());
   return in;
 }
 
@@ -341,7 +116,7 @@ void referenceStep(const float *w1, const float *w2, int first, float *n1,
                    float *n2, float *losses, bool tied) {
   float g1[2] = {0, 0}, g2[2] = {0, 0};
   for (int mb = 0; mb < gM; ++mb) {
-    const float *x = gData[(first + mb) % gData.size()].data();
+    const float *x = tiny::data()[(first + mb) % tiny::data().size()].data();
     float l = 0;
     for (int i = 0; i < 2; ++i) {
       float a = tied ? w1[i] : w2[i];

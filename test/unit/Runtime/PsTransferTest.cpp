@@ -207,8 +207,8 @@ TEST_P(PsTransferBackend, LoadedParamIsBf16OfMaster) {
     ASSERT_TRUE(s.run(losses)) << s.error;
     // Forward and recompute of stage 0, forward of stage 1, every one with
     // the bf16 rounding of the master (loaded twice, widened exactly).
-    ASSERT_EQ(seenW1.size(), size_t(2 * tiny::kM));
-    ASSERT_EQ(seenW2.size(), size_t(tiny::kM));
+    ASSERT_EQ(seenW1.size(), size_t(2 * tiny::gM));
+    ASSERT_EQ(seenW2.size(), size_t(tiny::gM));
     for (int i = 0; i < 2; ++i) {
       float w1 = bf16ToF32(f32ToBf16(master[i]));
       float w2 = bf16ToF32(f32ToBf16(master[2 + i]));
@@ -228,7 +228,7 @@ int32_t l2lStep(pipe_rt_device_ctx *c, int step) {
   for (int s = 0; s < 2; ++s) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step));
     TINY_CHECK(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < tiny::kM; ++mb) {
+    for (int mb = 0; mb < tiny::gM; ++mb) {
       TINY_CHECK(pipe_rt_act_forward(c, s, mb, step, -1, s == 1));
       TINY_TOKEN(o, pipe_rt_act_offload(c, s, mb, step));
       TINY_CHECK(pipe_rt_act_wait(c, o));
@@ -239,7 +239,7 @@ int32_t l2lStep(pipe_rt_device_ctx *c, int step) {
   for (int s = 1; s >= 0; --s) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step));
     TINY_CHECK(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < tiny::kM; ++mb) {
+    for (int mb = 0; mb < tiny::gM; ++mb) {
       TINY_TOKEN(p, pipe_rt_act_prefetch(c, s, mb, step));
       TINY_CHECK(pipe_rt_act_wait(c, p));
       if (s == 0)
@@ -281,7 +281,7 @@ TEST_P(PsTransferBackend, ShadowFollowsUpdatesWithinARun) {
   ASSERT_EQ(b.error, "");
   std::vector<float> la, lb;
   ASSERT_TRUE(a.run(la, 0)) << a.error;
-  ASSERT_TRUE(a.run(la, tiny::kM)) << a.error;
+  ASSERT_TRUE(a.run(la, tiny::gM)) << a.error;
   ASSERT_TRUE(b.run(lb, 0)) << b.error; // both steps in one run
   EXPECT_EQ(la, lb);
   EXPECT_EQ(a.params(), b.params());

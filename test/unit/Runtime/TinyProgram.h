@@ -1,13 +1,15 @@
 //===- TinyProgram.h - A hand-written program for backend tests -*- C++ -*-===//
 //
-// The model of ProgramTest.cpp (y = x * w1 on stage s0; z = y * w2 and
-// loss = sum(z^2) with saved 2z on stage s1; 2-vectors), written so that
-// its block functions run either on host buffers (kGpu = false: the
+// A hand-written "compiled program": a manifest, packed block functions
+// following the calling convention of Program.h, and device programs that
+// call pipe_rt_act_* like generated ones do. The model: y = x * w1 on stage
+// s0; z = y * w2 and loss = sum(z^2) with saved 2z on stage s1; 2-vectors.
+// Its block functions run either on host buffers (kGpu = false: the
 // simulated devices, or the "staged" backend) or on device buffers
 // (kGpu = true: PipeRuntimeCUDA; results from mgpuMemAlloc, z = w2 * y as a
 // batched 1x1x1 pipe_rt_cuda_gemm, the rest staged through host copies).
-// Used by BackendTest.cpp (host vs staged) and CUDA/CudaRuntimeTest.cpp
-// (host vs GPU): both compare whole training runs of several schedules.
+// Used by the runtime's tests (ProgramTest.cpp: sessions and actions;
+// BackendTest.cpp: host vs staged; CUDA/CudaRuntimeTest.cpp: host vs GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,9 @@
 
 namespace tiny {
 
-constexpr int kM = 2; // micro-batches
+/// Micro-batches per step of the device programs below (and of the
+/// manifests makeProgram writes); 2 unless a test sets it.
+inline int gM = 2;
 
 //===--- Buffer access ----------------------------------------------------===//
 
@@ -156,11 +160,11 @@ template <bool kGpu> void g2i(void **a) {
   return int32_t(-var)
 
 inline int32_t oneDevice(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < kM; ++mb) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
     TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
   }
-  for (int mb = 0; mb < kM; ++mb) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
     TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
   }
@@ -170,12 +174,12 @@ inline int32_t oneDevice(pipe_rt_device_ctx *c) {
 }
 
 template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < kM; ++mb) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
     TINY_TOKEN(t, pipe_rt_act_send(c, 0, 0, 1, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
   }
-  for (int mb = 0; mb < kM; ++mb) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_TOKEN(t, pipe_rt_act_recv(c, 1, 1, 0, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 1));
@@ -186,20 +190,23 @@ template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
   TINY_CHECK(pipe_rt_act_update(c, 0, 0));
   return 0;
 }
-template <bool tied> int32_t twoDev1(pipe_rt_device_ctx *c) {
-  for (int mb = 0; mb < kM; ++mb) {
+/// `update`: false leaves out stage s1's update (an error case).
+template <bool tied, bool update = true>
+int32_t twoDev1(pipe_rt_device_ctx *c) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
   }
-  for (int mb = 0; mb < kM; ++mb) {
+  for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
     TINY_TOKEN(t, pipe_rt_act_send(c, 1, 1, 0, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
   }
   if (tied)
     TINY_CHECK(pipe_rt_act_reduce_grad(c, 0, 0));
-  TINY_CHECK(pipe_rt_act_update(c, 1, 0));
+  if (update)
+    TINY_CHECK(pipe_rt_act_update(c, 1, 0));
   return 0;
 }
 
@@ -223,7 +230,7 @@ inline int32_t l2l(pipe_rt_device_ctx *c) {
   for (int s = 0; s < 2; ++s) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < kM; ++mb) {
+    for (int mb = 0; mb < gM; ++mb) {
       TINY_CHECK(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
       TINY_TOKEN(o, pipe_rt_act_offload(c, s, mb, 0));
       TINY_CHECK(pipe_rt_act_wait(c, o));
@@ -234,7 +241,7 @@ inline int32_t l2l(pipe_rt_device_ctx *c) {
   for (int s = 1; s >= 0; --s) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
-    for (int mb = 0; mb < kM; ++mb) {
+    for (int mb = 0; mb < gM; ++mb) {
       TINY_TOKEN(p, pipe_rt_act_prefetch(c, s, mb, 0));
       TINY_CHECK(pipe_rt_act_wait(c, p));
       if (s == 0)
@@ -278,13 +285,23 @@ inline void PrintTo(Sched sched, std::ostream *os) {
   *os << names[static_cast<int>(sched)];
 }
 
-template <bool kGpu> Program makeProgram(Sched sched) {
-  bool tied = sched == Sched::Tied;
-  int devices = sched == Sched::TwoDevices || tied ? 2 : 1;
-  int steps = sched == Sched::PipeDream ? 2 : 1;
-  int mbs = sched == Sched::PipeDream ? 1 : kM;
-  const char *kind = sched == Sched::PipeDream ? "pipedream" : "gpipe";
-  std::string w2 = tied ? "0" : "1";
+using DeviceProgram = int32_t (*)(pipe_rt_device_ctx *);
+
+/// The manifest's variables: stage s0 is on device 0, s1 on device
+/// `devices - 1`; `tied`: r1 reads w1 instead of w2; `ps`: both stages'
+/// params live on the parameter server.
+struct Spec {
+  int devices = 1;
+  bool tied = false;
+  std::string kind = "gpipe";
+  int microbatches = gM;
+  int steps = 1;
+  bool ps = false;
+  DeviceProgram dev0 = nullptr, dev1 = nullptr;
+};
+
+template <bool kGpu> Program makeProgram(const Spec &spec) {
+  std::string w2 = spec.tied ? "0" : "1";
   Program p;
   std::string m = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
                   "\ntype 0 f32 1 2\ntype 1 f32 0\nparam 0 w1 0 1\n"
@@ -300,13 +317,14 @@ template <bool kGpu> Program makeProgram(Sched sched) {
                   " 1 1 1 2 1 0 1 0 1 0\n"
                   "run 2 r2 5 6 -1 1 0 1 2 1 3 1 0 1 0 0\n"
                   "stage 0 s0 0 1 0\nstage 1 s1 " +
-                  std::to_string(devices - 1) +
-                  " 2 1 2\nedge 0 1 1 1\nschedule 0 main " + kind + " " +
-                  std::to_string(devices) + " " + std::to_string(mbs) + " " +
-                  std::to_string(steps) + " 0\n";
-  for (int d = 0; d < devices; ++d)
+                  std::to_string(spec.devices - 1) +
+                  " 2 1 2\nedge 0 1 1 1\nschedule 0 main " + spec.kind + " " +
+                  std::to_string(spec.devices) + " " +
+                  std::to_string(spec.microbatches) + " " +
+                  std::to_string(spec.steps) + " 0\n";
+  for (int d = 0; d < spec.devices; ++d)
     m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
-  if (sched == Sched::L2L)
+  if (spec.ps)
     m += "ps 0 0\nps 0 1\n";
   m += "owns 0 0 1 0\nowns 0 1 1 " + w2 + "\nend\n";
   p.manifest = m;
@@ -314,26 +332,42 @@ template <bool kGpu> Program makeProgram(Sched sched) {
                {"f1", (void *)f1<kGpu>},   {"g1i", (void *)g1i<kGpu>},
                {"g1w", (void *)g1w<kGpu>}, {"f2", (void *)f2<kGpu>},
                {"g2i", (void *)g2i<kGpu>}};
+  if (spec.dev0)
+    p.symbols["dev0"] = (void *)spec.dev0;
+  if (spec.dev1)
+    p.symbols["dev1"] = (void *)spec.dev1;
+  return p;
+}
+
+template <bool kGpu> Program makeProgram(Sched sched) {
+  Spec spec;
   switch (sched) {
   case Sched::OneDevice:
-    p.symbols["dev0"] = (void *)oneDevice;
+    spec.dev0 = oneDevice;
     break;
   case Sched::TwoDevices:
-    p.symbols["dev0"] = (void *)twoDev0<false>;
-    p.symbols["dev1"] = (void *)twoDev1<false>;
+    spec.devices = 2;
+    spec.dev0 = twoDev0<false>;
+    spec.dev1 = twoDev1<false>;
     break;
   case Sched::Tied:
-    p.symbols["dev0"] = (void *)twoDev0<true>;
-    p.symbols["dev1"] = (void *)twoDev1<true>;
+    spec.devices = 2;
+    spec.tied = true;
+    spec.dev0 = twoDev0<true>;
+    spec.dev1 = twoDev1<true>;
     break;
   case Sched::PipeDream:
-    p.symbols["dev0"] = (void *)pipedream;
+    spec.kind = "pipedream";
+    spec.microbatches = 1;
+    spec.steps = 2;
+    spec.dev0 = pipedream;
     break;
   case Sched::L2L:
-    p.symbols["dev0"] = (void *)l2l;
+    spec.ps = true;
+    spec.dev0 = l2l;
     break;
   }
-  return p;
+  return makeProgram<kGpu>(spec);
 }
 
 inline std::string writeWeights(const std::string &dir) {

@@ -1,6 +1,6 @@
 //===- TrainerTest.cpp - Tests of the training loop without the compiler --===//
 //
-// A hand-written byte-level "language model" (as in ProgramTest.cpp: the
+// A hand-written byte-level "language model" (as in TinyProgram.h: the
 // manifest, packed block functions and device programs in C++): one param
 // `emb` [256], inputs tokens/targets i64 [2, 3], and
 // loss = mean_i (emb[tok_i] - tgt_i / 256)^2. Schedule 0 trains (gpipe, 2
@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SafetensorsIO.h"
+#include "TinyProgram.h"
 #include "TrainingData.h"
 
 #include "pipe/Runtime/Trainer.h"
@@ -21,7 +22,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <random>
 #include <string>
 #include <sys/wait.h>
@@ -79,19 +79,12 @@ void lmBackward(void **a) {
 
 //===--- Device programs --------------------------------------------------===//
 
-#define CHECK_RT(x)                                                            \
-  do {                                                                         \
-    int32_t s_ = (x);                                                          \
-    if (s_)                                                                    \
-      return s_;                                                               \
-  } while (0)
-
 int32_t trainDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < kTrainM; ++mb) {
-    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
-    CHECK_RT(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
   }
-  CHECK_RT(pipe_rt_act_update(c, 0, 0));
+  TINY_CHECK(pipe_rt_act_update(c, 0, 0));
   return 0;
 }
 
@@ -99,37 +92,23 @@ int32_t trainDevice(pipe_rt_device_ctx *c) {
 int32_t asyncDevice(pipe_rt_device_ctx *c) {
   for (int s = 0; s < 2; ++s) {
     for (int mb = 0; mb < kTrainM; ++mb) {
-      CHECK_RT(pipe_rt_act_forward(c, 0, mb, s, s, 1));
-      CHECK_RT(pipe_rt_act_backward(c, 0, mb, s, s, 0));
+      TINY_CHECK(pipe_rt_act_forward(c, 0, mb, s, s, 1));
+      TINY_CHECK(pipe_rt_act_backward(c, 0, mb, s, s, 0));
     }
-    CHECK_RT(pipe_rt_act_update(c, 0, s));
+    TINY_CHECK(pipe_rt_act_update(c, 0, s));
   }
   return 0;
 }
 
 int32_t evalDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < kEvalM; ++mb)
-    CHECK_RT(pipe_rt_act_forward(c, 0, mb, 0, -1, 0));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 0));
   return 0;
 }
 
 //===--- The program ------------------------------------------------------===//
 
-struct Program {
-  int32_t abi = PIPE_RT_ABI_VERSION;
-  std::string manifest;
-  std::map<std::string, void *> symbols;
-
-  static void *lookup(void *self, const char *name) {
-    auto *p = static_cast<Program *>(self);
-    if (!std::strcmp(name, "pipe_program_abi_version"))
-      return &p->abi;
-    if (!std::strcmp(name, "pipe_program_manifest"))
-      return const_cast<char *>(p->manifest.c_str());
-    auto it = p->symbols.find(name);
-    return it == p->symbols.end() ? nullptr : it->second;
-  }
-};
+using tiny::Program;
 
 /// `async`: the training schedule is pipedream-async with 2 steps per run.
 Program makeProgram(bool async = false) {
