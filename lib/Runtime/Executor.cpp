@@ -1574,6 +1574,25 @@ int moveStash(RunState *run, int device, int stage, int mb, int step,
   return PIPE_RT_OK;
 }
 
+/// offload (to host memory, on the d2h lane) or prefetch (back, on the h2d
+/// lane) of a stash: the asynchronous part of the action.
+int64_t submitStashMove(pipe_rt_device_ctx *ctx, const char *kind,
+                        int32_t stage, int32_t mb, int32_t step, bool toHost) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, kind, stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return -st;
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  DeviceState &ds = deviceOf(ctx);
+  return submitJob(
+      ctx, toHost ? *ds.d2h : *ds.h2d, toHost ? TrackKind::D2H : TrackKind::H2D,
+      toHost ? "d2h" : "h2d", what, [=](std::string &error) {
+        return moveStash(run, device, stage, mb, step, toHost, error);
+      });
+}
+
 } // namespace
 
 extern "C" {
@@ -1852,34 +1871,12 @@ int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,
 
 int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                             int32_t step) {
-  if (!ctx)
-    return -PIPE_RT_INVALID_ARGUMENT;
-  std::string what = describe(ctx, "offload", stage, mb, step);
-  if (int st = checkAction(ctx, what, stage, mb, step))
-    return -st;
-  RunState *run = ctx->run;
-  int device = ctx->device;
-  return submitJob(ctx, *deviceOf(ctx).d2h, TrackKind::D2H, "d2h", what,
-                   [=](std::string &error) {
-                     return moveStash(run, device, stage, mb, step, true,
-                                      error);
-                   });
+  return submitStashMove(ctx, "offload", stage, mb, step, /*toHost=*/true);
 }
 
 int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                              int32_t step) {
-  if (!ctx)
-    return -PIPE_RT_INVALID_ARGUMENT;
-  std::string what = describe(ctx, "prefetch", stage, mb, step);
-  if (int st = checkAction(ctx, what, stage, mb, step))
-    return -st;
-  RunState *run = ctx->run;
-  int device = ctx->device;
-  return submitJob(ctx, *deviceOf(ctx).h2d, TrackKind::H2D, "h2d", what,
-                   [=](std::string &error) {
-                     return moveStash(run, device, stage, mb, step, false,
-                                      error);
-                   });
+  return submitStashMove(ctx, "prefetch", stage, mb, step, /*toHost=*/false);
 }
 
 int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
