@@ -390,6 +390,27 @@ struct LinalgToGpuPass
     return launch;
   }
 
+  /// A launch of `grid` x `threads` whose work is one point per thread: the
+  /// linear thread id (block * threads + thread) and the builder inside a
+  /// guard `id < points` (the last block may be partial).
+  std::pair<gpu::LaunchOp, Value> createPointLaunch(OpBuilder &b, Location loc,
+                                                    Value token, int64_t grid,
+                                                    int64_t threads,
+                                                    int64_t points) {
+    gpu::LaunchOp launch = createLaunch(b, loc, token, grid, threads);
+    Value linear = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                              indexConstant(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
+                              indexConstant(b, loc, points));
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    return {launch, linear};
+  }
+
   /// Index values of operand map `map` at loop point `ivs`.
   SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
                               ArrayRef<Value> ivs) {
@@ -493,17 +514,8 @@ struct LinalgToGpuPass
     int64_t threads =
         std::min<int64_t>(blockSize, llvm::alignTo(parallelPoints, 32));
     int64_t grid = llvm::divideCeil(parallelPoints, threads);
-    gpu::LaunchOp launch = createLaunch(b, loc, token, grid, threads);
-    Value linear = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                              indexConstant(b, loc, threads)),
-        launch.getThreadIds().x);
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
-                              indexConstant(b, loc, parallelPoints));
-    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    auto [launch, linear] =
+        createPointLaunch(b, loc, token, grid, threads, parallelPoints);
     SmallVector<Value> ivs(sizes.size());
     for (auto [d, iv] :
          llvm::zip(parallel, delinearize(b, loc, linear, parallelSizes)))
@@ -671,18 +683,8 @@ struct LinalgToGpuPass
     int64_t threads = std::min<int64_t>(
         blockSize, std::max<int64_t>(32, llvm::alignTo(points, 32)));
     int64_t grid = std::max<int64_t>(1, llvm::divideCeil(points, threads));
-    gpu::LaunchOp launch =
-        createLaunch(b, loc, currentToken(state), grid, threads);
-    Value linear = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                              indexConstant(b, loc, threads)),
-        launch.getThreadIds().x);
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
-                              indexConstant(b, loc, points));
-    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    auto [launch, linear] =
+        createPointLaunch(b, loc, currentToken(state), grid, threads, points);
     IRMapping mapping;
     for (auto [i, iv] :
          llvm::enumerate(delinearize(b, loc, linear, nest.tripCounts))) {
