@@ -138,7 +138,6 @@ void referenceStep(const float *w1, const float *w2, int first, float *n1,
 //===--- Tests ------------------------------------------------------------===//
 
 TEST(Program, OneDeviceTrains) {
-  gM = 2;
   Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   Session s(p, writeWeights());
   ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
@@ -162,7 +161,6 @@ TEST(Program, OneDeviceTrains) {
 }
 
 TEST(Program, TwoDevicesEqualOneDevice) {
-  gM = 2;
   Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   Program p2 =
       makeProgram(2, false, "gpipe", 1, twoDev0<false>, twoDev1<false>);
@@ -182,7 +180,6 @@ TEST(Program, TwoDevicesEqualOneDevice) {
 }
 
 TEST(Program, TiedParamReduceGrad) {
-  gM = 2;
   Program p1 = makeProgram(1, true, "gpipe", 1, oneDevice, oneDevice);
   Program p2 = makeProgram(2, true, "gpipe", 1, twoDev0<true>, twoDev1<true>);
   std::string w = writeWeights();
@@ -211,7 +208,7 @@ TEST(Program, TiedParamReduceGrad) {
 }
 
 TEST(Program, PipeDreamWeightVersions) {
-  gM = 1;
+  tiny::Microbatches oneMicrobatch(1);
   Program p = makeProgram(1, false, "pipedream-async", 2, pipedream, pipedream);
   Session s(p, writeWeights());
   ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
@@ -229,11 +226,9 @@ TEST(Program, PipeDreamWeightVersions) {
     EXPECT_NEAR(s.param(0)[i], a1[i] + b1[i] - kW1[i], 1e-5);
     EXPECT_NEAR(s.param(1)[i], a2[i] + b2[i] - kW2[i], 1e-5);
   }
-  gM = 2;
 }
 
 TEST(Program, L2LEqualsOneDevice) {
-  gM = 2;
   Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   Program p2 = makeProgram(1, false, "l2l", 1, l2l, l2l, /*ps=*/true);
   std::string w = writeWeights();
@@ -261,7 +256,7 @@ TEST(Program, L2LEqualsOneDevice) {
 }
 
 TEST(Program, DeadlockReportedByWatchdog) {
-  gM = 1;
+  tiny::Microbatches oneMicrobatch(1);
   Program p = makeProgram(2, false, "gpipe", 1, deadlock0, deadlock1);
   Session s(p, writeWeights(),
             [](pipe_rt_session_options &o) { o.watchdog_seconds = 0.2; });
@@ -278,11 +273,9 @@ TEST(Program, DeadlockReportedByWatchdog) {
   EXPECT_NE(e.find("recv activation"), std::string::npos) << e;
   // The failed run changed nothing.
   EXPECT_EQ(s.param(0), std::vector<float>(kW1, kW1 + 2));
-  gM = 2;
 }
 
 TEST(Program, OutOfMemoryNamesDevice) {
-  gM = 2;
   Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   Session s(p, writeWeights(),
             [](pipe_rt_session_options &o) { o.capacity_bytes = 40; });
@@ -295,7 +288,6 @@ TEST(Program, OutOfMemoryNamesDevice) {
 }
 
 TEST(Program, CreateErrors) {
-  gM = 2;
   std::string w = writeWeights();
   {
     Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
@@ -335,7 +327,6 @@ TEST(Program, CreateErrors) {
 }
 
 TEST(Program, SaveLoadRoundTrip) {
-  gM = 2;
   Program p = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   std::string w = writeWeights();
   auto adam = [](pipe_rt_session_options &o) {

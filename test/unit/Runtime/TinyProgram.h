@@ -36,6 +36,12 @@ namespace tiny {
 /// manifests makeProgram writes); 2 unless a test sets it.
 inline int gM = 2;
 
+/// Sets gM for a scope (a test), and back to 2 after it, however it ends.
+struct Microbatches {
+  explicit Microbatches(int m) { gM = m; }
+  ~Microbatches() { gM = 2; }
+};
+
 //===--- Buffer access ----------------------------------------------------===//
 
 inline void *argPtr(void **args, int i) {
