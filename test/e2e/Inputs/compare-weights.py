@@ -7,27 +7,9 @@ Prints `match: N tensors, max abs diff D` when both files hold the same
 tensor names and shapes and every element differs by at most TOLERANCE;
 otherwise prints what differs and exits 1. Standard library only.
 """
-import json
-import struct
 import sys
 
-
-def read(path):
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            sys.exit("%s: tensor '%s' is %s, not F32" % (path, name,
-                                                          info["dtype"]))
-        begin, end = info["data_offsets"]
-        values = struct.unpack_from("<%df" % ((end - begin) // 4), data, begin)
-        tensors[name] = (info["shape"], values)
-    return tensors
+from safetensors_f32 import read
 
 
 def main(argv):

@@ -14,24 +14,9 @@ back-propagates by hand and checks AFTER = WEIGHTS - LR * mean gradient
 on any mismatch.
 """
 import json
-import struct
 import sys
 
-
-def read(path):
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        out[name] = (info["shape"],
-                     struct.unpack_from("<%df" % ((end - begin) // 4), data,
-                                        begin))
-    return out
+from safetensors_f32 import read
 
 
 def matmul(a, b, n, k, m):
