@@ -147,6 +147,10 @@ double inCacheRate(pipe_rt::optim::ChunkKernel kernel, bool bf16,
   a.param = p.data();
   a.state0 = m.data();
   a.state1 = v.data();
+  // In place, as the parameter server's updates after the first of a run.
+  a.paramIn = a.param;
+  a.state0In = a.state0;
+  a.state1In = a.state1;
   a.grad = bf16 ? static_cast<const void *>(g16.data()) : g32.data();
   a.n = n;
   // lr 1e-4, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 at step 10
