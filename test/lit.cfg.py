@@ -11,9 +11,14 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pipe_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
-                   "Inputs"]
+                   "Inputs", "expect-error.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%pipe_src_root", config.pipe_src_root))
+# Hostile-input tests: the command must fail cleanly (test/hostile).
+config.substitutions.append(
+    ("%expect_error",
+     "python3 " + os.path.join(config.pipe_src_root, "test", "hostile",
+                               "expect-error.py")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
