@@ -11,7 +11,7 @@
 // RUN: %python %S/gen-deep.py 3000 > %t.deep.mlir
 // RUN: not pipe-opt %t.deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP -DFILE=%t.deep.mlir
 // RUN: not pipe-opt < %t.deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP -DFILE="<stdin>"
-// DEEP: [[FILE]]:1:1059: error: input nests more than 1024 levels deep here (brackets, affine operators and alias chains count); pipe-opt rejects it before parsing to avoid exhausting the stack (see --pipe-max-nesting)
+// DEEP: [[FILE]]:1:1059: error: input nests more than 1024 levels deep here (brackets, affine operators and alias chains count); it is rejected before parsing to avoid exhausting the stack (see --pipe-max-nesting)
 // RUN: not pipe-opt %t.deep.mlir --pipe-max-nesting=2000 2>&1 | FileCheck %s --check-prefix=DEEP2000
 // DEEP2000: :1:2035: error: input nests more than 2000 levels deep here
 // RUN: pipe-opt %t.deep.mlir --pipe-max-nesting=3001 -o /dev/null

@@ -12,6 +12,8 @@
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Support/InputGuard.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostTarget.h"
 
 #include "mlir/IR/AsmState.h"
@@ -21,11 +23,9 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
@@ -58,18 +58,17 @@ static cl::opt<bool> fuseElementwise(
              "end does (pipe-fuse-elementwise; same results)"),
     cl::init(false), cl::cat(compileCat));
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  registerAllPasses();
-  pipe::registerPipePasses();
-  cl::HideUnrelatedOptions(compileCat);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "pipe-compile: scheduled pipe IR "
-                              "to a runtime artifact\n");
-  auto fail = [](const llvm::Twine &message) {
-    llvm::WithColor::error(llvm::errs(), "pipe-compile") << message << "\n";
-    return 1;
-  };
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "pipe-compile") << message << "\n";
+  return 1;
+}
+
+static int compile(const pipe::InputLimits &limits) {
+  // Every output is checked before the minutes of work that produce it.
+  for (const std::string *path : {&outputFile, &weightsFile, &emitLLVM})
+    if (!path->empty())
+      if (llvm::Error error = pipe::checkOutputPath(*path))
+        return fail(llvm::toString(std::move(error)));
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -80,14 +79,10 @@ int main(int argc, char **argv) {
   // A diagnostic on the module would otherwise print the whole program.
   context.printOpOnDiagnostic(false);
 
-  std::string errorMessage;
-  auto input = openInputFile(inputFile, &errorMessage);
-  if (!input)
-    return fail(errorMessage);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      pipe::parseUntrustedFile(inputFile, context, sourceMgr, limits);
   if (!module)
     return 1;
 
@@ -99,14 +94,25 @@ int main(int argc, char **argv) {
   pipe::buildHostToLLVMPipeline(pm, fuseElementwise);
   if (failed(pm.run(*module)))
     return 1;
-  if (!emitLLVM.empty()) {
-    auto out = openOutputFile(emitLLVM, &errorMessage);
-    if (!out)
-      return fail(errorMessage);
-    module->print(out->os());
-    out->keep();
-  }
+  if (!emitLLVM.empty())
+    if (llvm::Error error = pipe::writeOutputFile(
+            emitLLVM, [&](raw_ostream &os) { module->print(os); }))
+      return fail(llvm::toString(std::move(error)));
   if (llvm::Error err = pipe::writeSharedLibrary(*module, outputFile, optLevel))
     return fail(llvm::toString(std::move(err)));
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  pipe::registerPipePasses();
+  const pipe::InputLimits &limits = pipe::registerInputLimitOptions();
+  cl::HideUnrelatedOptions(compileCat);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "pipe-compile: scheduled pipe IR "
+                              "to a runtime artifact\n");
+  int rc = 1;
+  pipe::runWithLargeStack([&] { rc = compile(limits); });
+  return rc;
 }

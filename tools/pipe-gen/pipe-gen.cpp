@@ -11,16 +11,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/ModelGen/TransformerGen.h"
+#include "pipe/Support/OutputFile.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -252,23 +251,20 @@ int main(int argc, char **argv) {
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
-  if (!output)
-    return fail(errorMessage);
-
-  if (listParams) {
-    for (const ParamInfo &p : model->params) {
-      output->os() << p.name << " [";
-      llvm::interleave(p.shape, output->os(), "x");
-      output->os() << "] " << p.resourceKey << (p.taskHead ? " task-head" : "")
-                   << "\n";
+  llvm::Error written = pipe::writeOutputFile(outputFile, [&](raw_ostream &os) {
+    if (listParams) {
+      for (const ParamInfo &p : model->params) {
+        os << p.name << " [";
+        llvm::interleave(p.shape, os, "x");
+        os << "] " << p.resourceKey << (p.taskHead ? " task-head" : "")
+           << "\n";
+      }
+    } else {
+      model->module->print(os, OpPrintingFlags());
+      os << "\n";
     }
-  } else {
-    model->module->print(output->os(), OpPrintingFlags());
-    output->os() << "\n";
-  }
-  output->keep();
+  });
+  if (written)
+    return fail(llvm::toString(std::move(written)));
   return 0;
 }

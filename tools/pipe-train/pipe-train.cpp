@@ -17,9 +17,13 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
+#include "pipe/Partitioning/Partitioner.h"
 #include "pipe/Runtime/Blas.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
+#include "pipe/Support/InputGuard.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostTarget.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -29,7 +33,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,12 +40,12 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <string>
 
 using namespace mlir;
@@ -132,13 +135,15 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       out = argv[++i];
       return true;
     };
-    auto count = [&](int64_t &out, int64_t min = 1) {
+    // Bounds keep every count far inside what the passes' unsigned
+    // options and the schedule sizes they multiply into can hold.
+    auto count = [&](int64_t &out, int64_t min = 1, int64_t max = 1 << 16) {
       std::string text;
       if (!value(text))
         return false;
-      if (!llvm::to_integer(text, out) || out < min) {
-        error = a + " wants an integer >= " + std::to_string(min) + ", got '" +
-                text + "'";
+      if (!llvm::to_integer(text, out, 10) || out < min || out > max) {
+        error = a + " wants an integer in [" + std::to_string(min) + ", " +
+                std::to_string(max) + "], got '" + text + "'";
         return false;
       }
       return true;
@@ -147,25 +152,25 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     if (a == "--preset")
       ok = value(flags.preset);
     else if (a == "--layers")
-      ok = count(flags.layers), flags.sizesGiven = true;
+      ok = count(flags.layers, 1, 4096), flags.sizesGiven = true;
     else if (a == "--d-model")
-      ok = count(flags.dModel), flags.sizesGiven = true;
+      ok = count(flags.dModel, 1, 1 << 22), flags.sizesGiven = true;
     else if (a == "--heads")
-      ok = count(flags.heads), flags.sizesGiven = true;
+      ok = count(flags.heads, 1, 4096), flags.sizesGiven = true;
     else if (a == "--ff")
-      ok = count(flags.ff), flags.sizesGiven = true;
+      ok = count(flags.ff, 1, 1 << 22), flags.sizesGiven = true;
     else if (a == "--seq")
       ok = count(flags.seq), flags.sizesGiven = true;
     else if (a == "--batch")
       ok = count(flags.batch);
     else if (a == "--devices")
-      ok = count(flags.devices);
+      ok = count(flags.devices, 1, 4096);
     else if (a == "--partitioner")
       ok = value(flags.partitioner);
     else if (a == "--device-model")
       ok = value(flags.deviceModel);
     else if (a == "--stages-per-device")
-      ok = count(flags.stagesPerDevice);
+      ok = count(flags.stagesPerDevice, 1, 4096);
     else if (a == "--schedule")
       ok = value(flags.schedule);
     else if (a == "--microbatches")
@@ -175,7 +180,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--async-weights")
       ok = value(flags.asyncWeights);
     else if (a == "--async-steps")
-      ok = count(flags.asyncSteps);
+      ok = count(flags.asyncSteps, 1, 1024);
     else if (a == "--constant-memory")
       flags.constantMemory = true;
     else if (a == "--artifact")
@@ -192,8 +197,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = value(flags.emitScheduled);
     else if (a == "-O") {
       int64_t level;
-      ok = count(level, 0);
-      flags.optLevel = unsigned(std::min<int64_t>(level, 3));
+      ok = count(level, 0, 3);
+      flags.optLevel = unsigned(level);
     } else if (i == 1 && !a.empty() && a[0] != '-')
       // Only first: other words may be values of training flags.
       flags.model = a;
@@ -205,22 +210,37 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
   return true;
 }
 
+/// Bytes of host memory per parameter a run needs at least: the weights
+/// file, the masters, their gradients and two AdamW moments (f32 each).
+constexpr uint64_t kHostBytesPerParam = 5 * 4;
+
+/// The resource budget of a run: its parameters must fit the machine's
+/// physical memory, or it would die of std::bad_alloc (or be killed) after
+/// minutes of work. docs/trainer.md "Resource limits".
+bool fitsInHostMemory(uint64_t params, std::string &error) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return true;
+  uint64_t memory = uint64_t(pages) * uint64_t(pageSize);
+  if (params <= memory / kHostBytesPerParam)
+    return true;
+  error = "the model has " + std::to_string(params) +
+          " parameters; training it needs at least " +
+          std::to_string(kHostBytesPerParam) + " bytes of host memory per " +
+          "parameter (" + std::to_string(params / (1 << 20) * kHostBytesPerParam) +
+          " MiB), more than this machine's " + std::to_string(memory >> 20) +
+          " MiB: make it smaller (--layers, --d-model, --ff)";
+  return false;
+}
+
 /// The model to train: parsed, or generated from a preset or the default.
-OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const CompileFlags &flags,
-                                std::string &error) {
+OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                const CompileFlags &flags, std::string &error) {
   if (!flags.model.empty()) {
-    std::string message;
-    auto file = openInputFile(flags.model, &message);
-    if (!file) {
-      error = message;
-      return nullptr;
-    }
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    auto module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    auto module = pipe::parseUntrustedFile(flags.model, context, sourceMgr,
+                                           pipe::InputLimits());
     if (!module)
-      error = "cannot parse " + flags.model;
+      error = "cannot read the model " + flags.model + " (see above)";
     return module;
   }
   modelgen::TransformerConfig config;
@@ -257,6 +277,9 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const CompileFlags &flags,
     error = llvm::toString(std::move(err));
     return nullptr;
   }
+  // Before generating: the generator itself holds every weight.
+  if (!fitsInHostMemory(modelgen::countParameters(config).total(), error))
+    return nullptr;
   modelgen::GenerateOptions options;
   auto generated = modelgen::generateTransformer(context, config, options);
   if (!generated) {
@@ -266,55 +289,63 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const CompileFlags &flags,
   return std::move(generated->module);
 }
 
-LogicalResult runPipeline(ModuleOp module, const std::string &pipeline) {
-  PassManager pm(module->getContext());
-  if (failed(parsePassPipeline(pipeline, pm))) {
-    llvm::errs() << "pipe-train: internal pass pipeline error: " << pipeline
-                 << "\n";
-    return failure();
-  }
-  return pm.run(module);
+/// Ingestion: from the model's forward function to differentiated blocks.
+void addIngestPasses(OpPassManager &pm) {
+  pm.addPass(pipe::createPipeCheckInput());
+  pm.addPass(pipe::createPipeLiftParams());
+  pipe::PipeFormBlocksOptions blocks;
+  blocks.granularity = "layer";
+  pm.addPass(pipe::createPipeFormBlocks(blocks));
+  pm.addPass(pipe::createPipeAnnotateCosts());
+  pm.addPass(pipe::createPipeDifferentiate());
 }
 
-/// The scheduling passes, once blocks exist (their count sizes L2L).
-std::string schedulingPipeline(const CompileFlags &flags, unsigned instances) {
-  std::string microbatches = std::to_string(flags.microbatches);
-  std::string place;
+/// The scheduling passes, once blocks exist (their count sizes L2L). The
+/// options are typed, so that no flag's text can reach a pipeline string.
+void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
+                         unsigned instances) {
   if (!flags.partitioner.empty()) {
-    place = "pipe-partition{algorithm=" + flags.partitioner +
-            " devices=" + std::to_string(flags.devices) +
-            " schedule=" + flags.schedule + " microbatches=" + microbatches +
-            " recompute=" + (flags.recompute ? "true" : "false") +
-            (flags.deviceModel.empty() ? ""
-                                       : " device-model=" + flags.deviceModel) +
-            " text-report=-}";
+    pipe::PipePartitionOptions partition;
+    partition.algorithm = flags.partitioner;
+    partition.devices = unsigned(flags.devices);
+    partition.schedule = flags.schedule;
+    partition.microbatches = unsigned(flags.microbatches);
+    partition.recompute = flags.recompute;
+    if (!flags.deviceModel.empty())
+      partition.deviceModel = flags.deviceModel;
+    partition.textReport = "-";
+    pm.addPass(pipe::createPipePartition(partition));
   } else {
-    unsigned stages =
+    pipe::PipePlaceOptions place;
+    place.devices = unsigned(flags.devices);
+    place.stagesPerDevice =
         flags.schedule == "l2l" ? instances : unsigned(flags.stagesPerDevice);
-    place = "pipe-place{devices=" + std::to_string(flags.devices) +
-            " stages-per-device=" + std::to_string(stages) + "}";
+    pm.addPass(pipe::createPipePlace(place));
   }
-  std::string common =
-      " microbatches=" + microbatches +
-      (flags.deviceModel.empty() ? "" : " device-model=" + flags.deviceModel);
-  std::string train =
-      "pipe-schedule{kind=" + flags.schedule + common +
-      " recompute=" + (flags.recompute ? "true" : "false") +
-      " constant-memory=" + (flags.constantMemory ? "true" : "false") +
-      " weights=" + flags.asyncWeights + " steps=" +
-      std::to_string(flags.schedule == "pipedream-async" ? flags.asyncSteps
-                                                         : 1) +
-      "}";
+  pipe::PipeScheduleOptions train;
+  train.kind = flags.schedule;
+  train.microbatches = unsigned(flags.microbatches);
+  train.recompute = flags.recompute;
+  train.constantMemory = flags.constantMemory;
+  train.weights = flags.asyncWeights;
+  train.steps =
+      flags.schedule == "pipedream-async" ? unsigned(flags.asyncSteps) : 1;
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement.
-  std::string eval =
-      "pipe-schedule{kind=gpipe forward-only=true" + common + "}";
-  std::string verify =
-      "pipe-verify-schedule" +
-      (flags.deviceModel.empty() ? std::string()
-                                 : "{device-model=" + flags.deviceModel + "}");
-  return place + "," + train + "," + eval + "," + verify +
-         ",pipe-print-summary";
+  pipe::PipeScheduleOptions eval;
+  eval.kind = "gpipe";
+  eval.forwardOnly = true;
+  eval.microbatches = unsigned(flags.microbatches);
+  pipe::PipeVerifyScheduleOptions verify;
+  if (!flags.deviceModel.empty()) {
+    train.deviceModel = flags.deviceModel;
+    eval.deviceModel = flags.deviceModel;
+    verify.deviceModel = flags.deviceModel;
+  }
+  pm.addPass(pipe::createPipeSchedule(train));
+  pm.addPass(pipe::createPipeSchedule(eval));
+  pm.addPass(pipe::createPipeVerifySchedule(verify));
+  pm.addPass(pipe::createPipePrintSummary());
 }
 
 /// --target cuda: DIR/program.o (+ .so where it links), DIR/cpu.so with
@@ -342,13 +373,11 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
   if (llvm::Error err = pipe::writeSharedLibrary(
           module, (dir + "/program.so").str(), flags.optLevel))
     return fail(llvm::toString(std::move(err)));
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream args((dir + "/args").str(), ec);
-    if (ec)
-      return fail("cannot write " + dir + "/args: " + ec.message());
-    args << llvm::join(rest, " ") << "\n";
-  }
+  if (llvm::Error err =
+          pipe::writeOutputFile((dir + "/args").str(), [&](llvm::raw_ostream &os) {
+            os << llvm::join(rest, " ") << "\n";
+          }))
+    return fail(llvm::toString(std::move(err)));
   std::printf("== CUDA artifact in %s: program.o/.so (%s, GEMMs %s), cpu.so "
               "(reference), weights.safetensors, args\n"
               "   check on the GPU machine: scripts/gpu-check prepare here, "
@@ -357,6 +386,35 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
               flags.gemmPrecision.c_str());
   return pipe_rt::ExitOk;
 }
+
+/// Checks what the flags name against what exists, before anything runs:
+/// a misspelt schedule is a usage error, not a pass failure minutes later.
+bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
+  SmallVector<std::string> kinds = pipe::getScheduleGeneratorNames();
+  if (!llvm::is_contained(kinds, flags.schedule)) {
+    error = "--schedule: '" + flags.schedule + "' is not a schedule kind (" +
+            llvm::join(kinds, ", ") + ")";
+    return false;
+  }
+  if (flags.asyncWeights != "stash" && flags.asyncWeights != "stale") {
+    error = "--async-weights: '" + flags.asyncWeights +
+            "' is not a weight policy (stash or stale)";
+    return false;
+  }
+  if (!flags.partitioner.empty() &&
+      !pipe::partitioning::createPartitioner(flags.partitioner)) {
+    error = "--partitioner: '" + flags.partitioner +
+            "' is not a partitioner (" +
+            pipe::partitioning::getPartitionerNames() + ")";
+    return false;
+  }
+  return true;
+}
+
+int compileAndTrain(char **argv, const CompileFlags &flags,
+                    pipe_rt::TrainerFlags &trainer,
+                    const std::vector<std::string> &rest,
+                    std::chrono::steady_clock::time_point start);
 
 } // namespace
 
@@ -398,7 +456,28 @@ int main(int argc, char **argv) {
     return fail("--weights is pipe-runner's; pipe-train starts from the "
                 "model's values, use --init-weights for pretrained ones",
                 pipe_rt::ExitUsage);
+  if (!checkCompileFlags(flags, error))
+    return fail(error, pipe_rt::ExitUsage);
+  // Outputs are checked before minutes of compiling and hours of training.
+  if (!flags.emitScheduled.empty())
+    if (llvm::Error err = pipe::checkOutputPath(flags.emitScheduled))
+      return fail("--emit-scheduled: " + llvm::toString(std::move(err)),
+                  pipe_rt::ExitUsage);
 
+  // The parser, passes and printer recurse per level of nesting.
+  int rc = pipe_rt::ExitError;
+  pipe::runWithLargeStack(
+      [&] { rc = compileAndTrain(argv, flags, trainer, rest, start); });
+  return rc;
+}
+
+namespace {
+
+int compileAndTrain(char **argv, const CompileFlags &flags,
+                    pipe_rt::TrainerFlags &trainer,
+                    const std::vector<std::string> &rest,
+                    std::chrono::steady_clock::time_point start) {
+  std::string error;
   registerAllPasses();
   pipe::registerPipePasses();
   DialectRegistry registry;
@@ -409,7 +488,10 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  OwningOpRef<ModuleOp> module = loadModel(context, flags, error);
+  // Diagnostics of every pass quote the model's lines.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, flags, error);
   if (!module)
     return fail(error);
 
@@ -432,15 +514,20 @@ int main(int argc, char **argv) {
   std::printf("== compiling (host GEMMs: OpenBLAS, %s kernels)\n",
               pipe_rt_blas_kernels());
   std::fflush(stdout);
-  std::string ingest = "pipe-check-input,pipe-lift-params,"
-                       "pipe-form-blocks{granularity=layer},"
-                       "pipe-annotate-costs,pipe-differentiate";
-  if (failed(runPipeline(*module, ingest)))
+  PassManager ingest(&context);
+  addIngestPasses(ingest);
+  if (failed(ingest.run(*module)))
     return fail("the model could not be prepared for training (see above)");
+  uint64_t params = 0;
+  for (auto param : module->getOps<pipe::ParamOp>())
+    params += uint64_t(param.getTensorType().getNumElements());
+  if (!fitsInHostMemory(params, error))
+    return fail(error);
   unsigned instances = 0;
   module->walk([&](pipe::RunOp) { ++instances; });
-  bool scheduled =
-      succeeded(runPipeline(*module, schedulingPipeline(flags, instances)));
+  PassManager scheduling(&context);
+  addSchedulingPasses(scheduling, flags, instances);
+  bool scheduled = succeeded(scheduling.run(*module));
   // pipe-print-summary wrote through llvm::outs().
   llvm::outs().flush();
   if (!scheduled)
@@ -449,14 +536,15 @@ int main(int argc, char **argv) {
     std::string path = !flags.emitScheduled.empty()
                            ? flags.emitScheduled
                            : (dir + "/scheduled.mlir").str();
-    auto out = openOutputFile(path, &error);
-    if (!out)
-      return fail(error);
-    module->print(out->os());
-    out->keep();
+    if (llvm::Error err = pipe::writeOutputFile(
+            path, [&](llvm::raw_ostream &os) { module->print(os); }))
+      return fail(llvm::toString(std::move(err)));
   }
-  if (failed(
-          runPipeline(*module, "pipe-lower-to-host{weights=" + weights + "}")))
+  PassManager lowerToHost(&context);
+  pipe::PipeLowerToHostOptions lowerOptions;
+  lowerOptions.weights = weights;
+  lowerToHost.addPass(pipe::createPipeLowerToHost(lowerOptions));
+  if (failed(lowerToHost.run(*module)))
     return fail("lowering for the host failed (see above)");
   if (flags.target == "cuda")
     return compileForCuda(*module, flags, dir, rest);
@@ -527,3 +615,5 @@ int main(int argc, char **argv) {
   std::printf("  compile time: %.1f s\n", compileSeconds);
   return summary.interrupted ? pipe_rt::ExitInterrupted : pipe_rt::ExitOk;
 }
+
+} // namespace

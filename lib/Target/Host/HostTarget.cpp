@@ -166,6 +166,14 @@ static llvm::Error emitObject(ModuleOp module, StringRef objectPath,
                                    llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError("the target cannot emit object files");
   codegen.run(*llvmModule);
+  // A full disk must be this function's error, not a fatal "IO failure"
+  // from the stream's destructor.
+  os.close();
+  if (std::error_code error = os.error()) {
+    os.clear_error();
+    return llvm::createStringError(error, "cannot write " + objectPath + ": " +
+                                              error.message());
+  }
   return llvm::Error::success();
 }
 

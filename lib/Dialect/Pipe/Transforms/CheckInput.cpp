@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::pipe {
@@ -74,8 +76,23 @@ static void reportOp(Operation *op) {
   }
 }
 
+/// Bytes of a static shape of `elementBits`-bit elements, or nullopt if
+/// the count overflows 64 bits.
+static std::optional<uint64_t> getStaticBytes(ArrayRef<int64_t> shape,
+                                              uint64_t elementBits) {
+  uint64_t elements = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(elements, uint64_t(dim), &elements))
+      return std::nullopt;
+  uint64_t bits;
+  if (__builtin_mul_overflow(elements, std::max<uint64_t>(elementBits, 8),
+                             &bits))
+    return std::nullopt;
+  return bits / 8;
+}
+
 /// Why `type` is not accepted as the type of a value, or an empty string.
-static std::string checkType(Type type) {
+static std::string checkType(Type type, uint64_t maxBytes) {
   if (type.isIntOrIndexOrFloat())
     return {};
   // Tokens and other types of the pipe dialect.
@@ -96,6 +113,18 @@ static std::string checkType(Type type) {
     else if (tensor.getEncoding())
       os << "has type '" << type << "' with an encoding (sparse tensors are "
          << "not supported)";
+    else if (std::optional<uint64_t> bytes = getStaticBytes(
+                 tensor.getShape(), tensor.getElementType().isIndex()
+                                        ? 64
+                                        : tensor.getElementType()
+                                              .getIntOrFloatBitWidth());
+             !bytes)
+      os << "has type '" << type
+         << "' whose element count overflows 64 bits";
+    else if (*bytes > maxBytes)
+      os << "has type '" << type << "' of " << *bytes
+         << " bytes, more than the " << maxBytes
+         << " bytes accepted for one tensor (max-tensor-bytes)";
   } else {
     os << "has unsupported type '" << type
        << "': the input must use ranked, statically shaped tensors of "
@@ -123,6 +152,8 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
         return WalkResult::skip();
       }
       ok &= succeeded(checkOpTypes(op));
+      if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
+        ok &= succeeded(checkReshape(reshape));
       return WalkResult::advance();
     });
     if (!ok)
@@ -134,7 +165,7 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
     // `what` names the value; it is only built when there is an error.
     auto report = [&](Location loc, llvm::function_ref<std::string()> what,
                       Type type) {
-      std::string reason = checkType(type);
+      std::string reason = checkType(type, maxTensorBytes);
       if (reason.empty())
         return;
       mlir::emitError(loc) << what() << " " << reason;
@@ -196,6 +227,26 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
       }
     }
     return success(ok);
+  }
+
+  /// A constant shape operand must say what the static result type says:
+  /// MLIR's verifier compares only element counts.
+  static LogicalResult checkReshape(tensor::ReshapeOp reshape) {
+    DenseIntElementsAttr shape;
+    auto result = dyn_cast<RankedTensorType>(reshape.getResult().getType());
+    if (!result || !result.hasStaticShape() ||
+        !matchPattern(reshape.getShape(), m_Constant(&shape)))
+      return success();
+    SmallVector<int64_t> dims;
+    for (const APInt &dim : shape.getValues<APInt>())
+      dims.push_back(dim.getSExtValue());
+    if (ArrayRef<int64_t>(dims) == result.getShape())
+      return success();
+    InFlightDiagnostic diag = reshape.emitOpError("has shape operand [");
+    llvm::interleaveComma(dims, diag);
+    diag << "] but result type " << result
+         << ": the two must agree";
+    return diag;
   }
 
   /// `%name (#index)`: how a value is printed, so it can be found in the IR.

@@ -662,6 +662,28 @@ struct LowerToHostPass
     : public pipe::impl::PipeLowerToHostBase<LowerToHostPass> {
   using Base::Base;
 
+  /// Every action becomes a call in one straight-line function per device,
+  /// and the lowering's time on those grows faster than linearly (30k
+  /// actions took 20 s of CPU before LLVM even started): 100000
+  /// micro-batches would compile for many minutes before anything says so.
+  LogicalResult checkCompileSize(ArrayRef<ScheduleOp> schedules) {
+    if (maxActions == 0)
+      return success();
+    uint64_t actions = 0;
+    for (ScheduleOp schedule : schedules)
+      ScheduleOp(schedule).walk([&](Operation *op) {
+        actions += isa_and_nonnull<DeviceOp>(op->getParentOp());
+      });
+    if (actions <= maxActions)
+      return success();
+    return ScheduleOp(schedules.front())
+               .emitOpError("and the other schedules have ")
+           << actions << " actions in all, more than the "
+           << uint64_t(maxActions)
+           << " this lowering accepts (max-actions; each action becomes host "
+              "code): use fewer micro-batches or stages";
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -677,6 +699,8 @@ struct LowerToHostPass
                        "--pipe-schedule first");
       return signalPassFailure();
     }
+    if (failed(checkCompileSize(scheduleOps)))
+      return signalPassFailure();
     ManifestBuilder manifest(module, symbols);
     GraphOp graph;
     PlacementOp firstPlacement;

@@ -9,13 +9,12 @@
 
 #include "pipe/Analysis/DeviceModel.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Partitioning/Bridge.h"
 #include "pipe/Partitioning/Partitioner.h"
 
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPEPARTITION
@@ -332,13 +331,9 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
 
   LogicalResult writeFile(StringRef path,
                           llvm::function_ref<void(raw_ostream &)> write) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
-    if (!file)
-      return getOperation().emitError("pipe-partition: cannot open '")
-             << path << "': " << error;
-    write(file->os());
-    file->keep();
+    if (llvm::Error error = writeOutputFile(path, write))
+      return getOperation().emitError("pipe-partition: ")
+             << llvm::toString(std::move(error));
     return success();
   }
 };

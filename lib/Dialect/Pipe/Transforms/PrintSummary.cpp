@@ -3,9 +3,9 @@
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
-#include "mlir/Support/FileUtilities.h"
+#include "pipe/Support/OutputFile.h"
+
 #include "llvm/ADT/MapVector.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPEPRINTSUMMARY
@@ -21,15 +21,15 @@ struct PrintSummaryPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file =
-        openOutputFile(outputFile, &error);
-    if (!file) {
-      getOperation().emitError("cannot open summary output '")
-          << outputFile << "': " << error;
+    if (llvm::Error error = writeOutputFile(
+            outputFile, [&](llvm::raw_ostream &os) { print(os); })) {
+      getOperation().emitError("pipe-print-summary: ")
+          << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    llvm::raw_ostream &os = file->os();
+  }
+
+  void print(llvm::raw_ostream &os) {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
 
@@ -54,7 +54,6 @@ struct PrintSummaryPass
       printPlacement(os, symbols, placement);
     for (auto schedule : module.getOps<ScheduleOp>())
       printSchedule(os, schedule);
-    file->keep();
   }
 
   void printPlacement(llvm::raw_ostream &os, SymbolTable &symbols,

@@ -1,11 +1,10 @@
 //===- Simulate.cpp - Simulates schedules on a device model ---------------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Scheduling/IRConversion.h"
 #include "pipe/Scheduling/Simulator.h"
 
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPESIMULATE
@@ -69,14 +68,10 @@ struct SimulatePass : public pipe::impl::PipeSimulateBase<SimulatePass> {
 
     auto write = [&](StringRef path,
                      llvm::function_ref<void(llvm::raw_ostream &)> body) {
-      std::string error;
-      std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
-      if (!file) {
-        module.emitError("cannot open '") << path << "': " << error;
+      if (llvm::Error error = writeOutputFile(path, body)) {
+        module.emitError() << llvm::toString(std::move(error));
         return false;
       }
-      body(file->os());
-      file->keep();
       return true;
     };
     if (!reportFile.empty() && !write(reportFile, [&](llvm::raw_ostream &os) {

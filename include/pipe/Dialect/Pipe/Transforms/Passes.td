@@ -45,6 +45,14 @@ def PipeCheckInput : Pass<"pipe-check-input", "ModuleOp"> {
     default decompositions or eager attention). All problems are reported,
     not only the first. The IR is not changed.
 
+    Sizes are bounded too, wherever a shape enters (arguments, results,
+    constants, `tensor.empty`, globals): a tensor whose element count
+    overflows 64 bits or whose size exceeds `max-tensor-bytes` (default 64
+    GiB, larger than any single tensor of a 175B-parameter model) is
+    rejected, so that no later size computation can overflow. A
+    `tensor.reshape` whose shape operand is a constant must agree with its
+    static result type.
+
     Ops of dialects that the tool does not know do not parse at all; with
     `--allow-unregistered-dialect` they parse and are reported here.
 
@@ -52,6 +60,12 @@ def PipeCheckInput : Pass<"pipe-check-input", "ModuleOp"> {
     pipe-opt model.mlir --pipe-check-input --pipe-lift-params
     ```
   }];
+  let options = [
+    Option<"maxTensorBytes", "max-tensor-bytes", "uint64_t",
+           /*default=*/"uint64_t(1) << 36",
+           "Largest tensor accepted, in bytes (its static shape times its "
+           "element size)">,
+  ];
 }
 
 def PipeImportTosa : Pass<"pipe-import-tosa", "ModuleOp"> {
@@ -354,6 +368,9 @@ def PipeLowerToHost : Pass<"pipe-lower-to-host", "ModuleOp"> {
     Option<"weights", "weights", "std::string", /*default=*/"\"\"",
            "Also write every parameter's initial value (inline or external) "
            "into this safetensors file, the runtime's weights input">,
+    Option<"maxActions", "max-actions", "uint64_t", /*default=*/"32768",
+           "Compile-size guard: reject schedules with more actions in all "
+           "than this (each becomes straight-line host code; 0 = no limit)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

@@ -1,6 +1,6 @@
-//===- InputNestingTest.cpp - Unit tests for pipe-opt's nesting check -----===//
+//===- InputNestingTest.cpp - Unit tests for the input nesting check ------===//
 
-#include "InputNesting.h"
+#include "pipe/Support/InputNesting.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- InputNesting.cpp - Cheap nesting estimate of textual MLIR ----------===//
 
-#include "InputNesting.h"
+#include "pipe/Support/InputNesting.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"

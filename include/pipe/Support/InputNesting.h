@@ -4,7 +4,7 @@
 // recurse once per level of nesting. A hostile or generated file with 100k
 // nested brackets, a 100k-long chain of `- - - d0` in an affine expression,
 // or a chain of 100k aliases each wrapping the previous one overflows any
-// thread stack. pipe-opt therefore scans its input once, linearly, before
+// thread stack. Every tool therefore scans its input once, linearly, before
 // parsing and rejects input whose estimated nesting exceeds a limit, with a
 // file:line:col diagnostic instead of a segmentation fault.
 //
@@ -35,8 +35,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_TOOLS_PIPEOPT_INPUTNESTING_H
-#define PIPE_TOOLS_PIPEOPT_INPUTNESTING_H
+#ifndef PIPE_SUPPORT_INPUTNESTING_H
+#define PIPE_SUPPORT_INPUTNESTING_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -68,4 +68,4 @@ NestingEstimate estimateNesting(llvm::StringRef text, unsigned nestingLimit = 0,
 
 } // namespace mlir::pipe
 
-#endif // PIPE_TOOLS_PIPEOPT_INPUTNESTING_H
+#endif // PIPE_SUPPORT_INPUTNESTING_H

@@ -1,0 +1,36 @@
+//===- OutputFile.h - Writing outputs that are never half-written -*- C++ -*-===//
+//
+// Every file the compiler tools write (IR, reports, traces, summaries)
+// goes through here, so that a full disk, a missing directory or
+// /dev/full is an error naming the file, never a nameless fatal
+// "IO failure" from a stream's destructor, and never a truncated file
+// left where a good one was.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_SUPPORT_OUTPUTFILE_H
+#define PIPE_SUPPORT_OUTPUTFILE_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::pipe {
+
+/// Fails with "PATH: reason" unless `path` can be written: "-" (standard
+/// output) always can; otherwise it must not be a directory and its
+/// directory must exist and be writable. For checking every output before
+/// hours of work rather than after.
+llvm::Error checkOutputPath(llvm::StringRef path);
+
+/// Writes `path` through `write`: "-" to standard output; a regular file
+/// through a temporary file next to it that replaces `path` only once every
+/// byte is written (so a failure keeps the old file); anything else
+/// (/dev/null, a pipe) in place. Fails with "cannot write PATH: reason".
+llvm::Error writeOutputFile(llvm::StringRef path,
+                            llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+} // namespace mlir::pipe
+
+#endif // PIPE_SUPPORT_OUTPUTFILE_H

@@ -1,0 +1,94 @@
+//===- OutputFile.cpp - Writing outputs that are never half-written -------===//
+
+#include "pipe/Support/OutputFile.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace llvm;
+
+static Error cannotWrite(StringRef path, std::error_code ec) {
+  return createStringError(ec, "cannot write " + path + ": " + ec.message());
+}
+
+Error pipe::checkOutputPath(StringRef path) {
+  if (path == "-")
+    return Error::success();
+  if (path.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "an empty output path was given");
+  if (sys::fs::is_directory(path))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write " + path + ": it is a directory");
+  SmallString<128> directory(sys::path::parent_path(path));
+  if (directory.empty())
+    directory = ".";
+  if (!sys::fs::is_directory(directory))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write " + path + ": the directory " +
+                                 directory + " does not exist");
+  if (sys::fs::exists(path))
+    return sys::fs::access(path, sys::fs::AccessMode::Write)
+               ? cannotWrite(path, std::make_error_code(
+                                       std::errc::permission_denied))
+               : Error::success();
+  if (sys::fs::access(directory, sys::fs::AccessMode::Write))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write " + path + ": the directory " +
+                                 directory + " is not writable");
+  return Error::success();
+}
+
+/// Closes `os` and turns a write error into an Error naming `path`.
+static Error finish(raw_fd_ostream &os, StringRef path) {
+  os.close();
+  if (std::error_code ec = os.error()) {
+    os.clear_error();
+    return cannotWrite(path, ec);
+  }
+  return Error::success();
+}
+
+Error pipe::writeOutputFile(StringRef path,
+                            function_ref<void(raw_ostream &)> write) {
+  if (path == "-") {
+    write(outs());
+    outs().flush();
+    if (std::error_code ec = outs().error()) {
+      outs().clear_error();
+      return cannotWrite("standard output", ec);
+    }
+    return Error::success();
+  }
+  sys::fs::file_status status;
+  bool special = !sys::fs::status(path, status) &&
+                 status.type() != sys::fs::file_type::regular_file &&
+                 status.type() != sys::fs::file_type::file_not_found;
+  if (special) {
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    if (ec)
+      return cannotWrite(path, ec);
+    write(os);
+    return finish(os, path);
+  }
+  if (Error error = checkOutputPath(path))
+    return error;
+  int fd;
+  SmallString<128> temporary;
+  if (std::error_code ec =
+          sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temporary))
+    return cannotWrite(path, ec);
+  FileRemover removeTemporary(temporary);
+  raw_fd_ostream os(fd, /*shouldClose=*/true);
+  write(os);
+  if (Error error = finish(os, path))
+    return error;
+  if (std::error_code ec = sys::fs::rename(temporary, path))
+    return cannotWrite(path, ec);
+  removeTemporary.releaseFile();
+  return Error::success();
+}
