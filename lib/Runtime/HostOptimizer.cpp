@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <new>
 #include <string>
@@ -197,9 +198,16 @@ pipe_rt_host_optimizer *pipe_rt_host_optimizer_create(unsigned numThreads) {
   if (!opt)
     return nullptr;
   opt->isa.store(pipe_rt_host_optimizer_default_isa());
-  opt->workers.reserve(numThreads);
-  for (unsigned i = 0; i < numThreads; ++i)
-    opt->workers.emplace_back([opt] { opt->workerLoop(); });
+  // Thread creation fails (std::system_error) when the process or the
+  // system runs out of threads or memory: give back the ones started.
+  try {
+    opt->workers.reserve(numThreads);
+    for (unsigned i = 0; i < numThreads; ++i)
+      opt->workers.emplace_back([opt] { opt->workerLoop(); });
+  } catch (const std::exception &) {
+    pipe_rt_host_optimizer_destroy(opt);
+    return nullptr;
+  }
   return opt;
 }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+#include "Format.h"
+#include "OutputFile.h"
 #include "Profile.h"
 #include "SafetensorsIO.h"
 
@@ -72,8 +74,16 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   keepBlockBuffersInHeap();
   if (!options->weights_path)
     return bad(PIPE_RT_INVALID_ARGUMENT, "no weights file given");
-  if (!(options->watchdog_seconds > 0))
-    return bad(PIPE_RT_INVALID_ARGUMENT, "the watchdog must be > 0 s");
+  if (!(options->watchdog_seconds > 0) ||
+      !(options->watchdog_seconds <= kMaxWatchdogSeconds))
+    return bad(PIPE_RT_INVALID_ARGUMENT,
+               format("the watchdog must be in (0, %g] s, not %g",
+                      kMaxWatchdogSeconds, options->watchdog_seconds));
+  if (options->optimizer_threads > kMaxOptimizerThreads)
+    return bad(PIPE_RT_INVALID_ARGUMENT,
+               "at most " + std::to_string(kMaxOptimizerThreads) +
+                   " host optimizer threads, not " +
+                   std::to_string(options->optimizer_threads));
   if (options->ps_transfer != PIPE_RT_PS_TRANSFER_F32 &&
       options->ps_transfer != PIPE_RT_PS_TRANSFER_BF16)
     return bad(PIPE_RT_INVALID_ARGUMENT,
@@ -156,7 +166,10 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   s->peak.assign(maxDevices, 0);
   s->optimizer = pipe_rt_host_optimizer_create(options->optimizer_threads);
   if (!s->optimizer)
-    return bad(PIPE_RT_OUT_OF_MEMORY, "cannot start the host optimizer");
+    return bad(PIPE_RT_OUT_OF_MEMORY,
+               "cannot start the host optimizer's threads (" +
+                   std::to_string(options->optimizer_threads) +
+                   " asked, 0 = one per core)");
   s->traceEpoch = std::chrono::steady_clock::now();
   *out = s.release();
   return PIPE_RT_OK;
@@ -509,31 +522,22 @@ int pipe_rt_session_write_trace(pipe_rt_session *session, const char *path) {
     }
     return out + "\"";
   };
-  std::string tmp = std::string(path) + ".tmp";
-  std::FILE *f = std::fopen(tmp.c_str(), "w");
-  if (!f) {
-    session->error = std::string(path) + ": cannot write the trace";
-    return PIPE_RT_INVALID_ARGUMENT;
-  }
-  std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-  std::fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
-                  "\"args\":{\"name\":\"runtime\"}}");
+  std::string text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":["
+                     "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
+                     "\"args\":{\"name\":\"runtime\"}}";
   for (size_t t = 0; t < names.size(); ++t)
-    std::fprintf(f,
-                 ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":"
-                 "%zu,\"args\":{\"name\":%s}}",
-                 t, quote(names[t]).c_str());
+    text += format(",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,"
+                   "\"tid\":%zu,\"args\":{\"name\":%s}}",
+                   t, quote(names[t]).c_str());
   for (const TraceEvent &e : session->trace)
-    std::fprintf(f,
-                 ",{\"name\":%s,\"cat\":%s,\"ph\":\"X\",\"pid\":0,\"tid\":%d,"
-                 "\"ts\":%.3f,\"dur\":%.3f}",
-                 quote(e.name).c_str(), quote(e.category).c_str(), trackOf(e),
-                 e.start * 1e6, (e.end - e.start) * 1e6);
-  std::fprintf(f, "]}\n");
-  bool ok = std::fflush(f) == 0;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path) != 0) {
-    session->error = std::string(path) + ": cannot write the trace";
+    text += format(",{\"name\":%s,\"cat\":%s,\"ph\":\"X\",\"pid\":0,"
+                   "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                   quote(e.name).c_str(), quote(e.category).c_str(), trackOf(e),
+                   e.start * 1e6, (e.end - e.start) * 1e6);
+  text += "]}\n";
+  std::string error;
+  if (!writeFileAtomically(path, text, error)) {
+    session->error = "cannot write the trace: " + error;
     return PIPE_RT_INVALID_ARGUMENT;
   }
   session->trace.clear();

@@ -35,6 +35,15 @@
 
 namespace pipe_rt {
 
+/// Limits of the session options (docs/trainer.md, "Limits"). The watchdog's
+/// deadlines are now + watchdog_seconds on a steady clock: far beyond a
+/// week that sum overflows the clock's nanoseconds (inf does at once), and
+/// a wait on an overflowed deadline spins instead of sleeping.
+constexpr double kMaxWatchdogSeconds = 1e6;
+/// More host optimizer threads than any machine has cores only cost memory
+/// (a stack each), and thread creation fails long before 2^32.
+constexpr unsigned kMaxOptimizerThreads = 1024;
+
 struct RunState;
 
 /// Storage of one tensor: in a device's memory (device >= 0) or in host

@@ -18,6 +18,7 @@
 #include "pipe/Runtime/Trainer.h"
 #include "Format.h"
 
+#include "OutputFile.h"
 #include "SafetensorsIO.h"
 #include "Session.h"
 #include "TrainingData.h"
@@ -31,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace pipe_rt {
@@ -104,6 +106,70 @@ bool fileExists(const std::string &path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
+/// A NaN or infinity in a message (printf would print some NaNs "-nan").
+const char *nonFinite(double v) {
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+//===--- Finite values ----------------------------------------------------===//
+
+/// Checks that the `bytes` at `data` of safetensors dtype `dtype` hold no NaN
+/// or infinity (F32 and F64; the other dtypes cannot); else sets `error` to
+/// `what` and the first such value and its element.
+bool checkFinite(const std::string &what, const std::string &dtype,
+                 const unsigned char *data, size_t bytes, std::string &error) {
+  auto scan = [&](auto zero) {
+    using T = decltype(zero);
+    for (size_t i = 0; i < bytes / sizeof(T); ++i) {
+      T v;
+      std::memcpy(&v, data + i * sizeof(T), sizeof(T));
+      if (!std::isfinite(v)) {
+        error = what + " holds " + nonFinite(double(v)) + " at element " +
+                std::to_string(i);
+        return false;
+      }
+    }
+    return true;
+  };
+  if (dtype == "F32")
+    return scan(0.0f);
+  if (dtype == "F64")
+    return scan(0.0);
+  return true;
+}
+
+/// Checks every float tensor of `file` (read from `path`).
+bool checkFiniteFile(const StFile &file, const std::string &path,
+                     std::string &error) {
+  for (const StTensor &t : file.tensors)
+    if (!checkFinite(path + ": tensor '" + t.name + "'", t.dtype,
+                     file.data.data() + t.begin, t.end - t.begin, error))
+      return false;
+  return true;
+}
+
+/// Checks the session's params and optimizer state, which a diverged step
+/// may have filled with NaN while its loss still looked finite.
+bool checkFiniteState(pipe_rt_session *session, std::string &error) {
+  const Manifest &m = session->manifest;
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    const SessionParam &sp = session->params[p];
+    const std::string &name = m.params[p].name;
+    const char *dtype = safetensorsDType(m.types[m.params[p].type].dtype);
+    auto floats = [](const std::vector<float> &v) {
+      return reinterpret_cast<const unsigned char *>(v.data());
+    };
+    if (!checkFinite("param '" + name + "'", dtype, sp.value.data(),
+                     sp.value.size(), error) ||
+        !checkFinite("the optimizer state of param '" + name + "'", "F32",
+                     floats(sp.state0), sp.state0.size() * 4, error) ||
+        !checkFinite("the optimizer state of param '" + name + "'", "F32",
+                     floats(sp.state1), sp.state1.size() * 4, error))
+      return false;
+  }
+  return true;
+}
+
 //===--- Params in and out ------------------------------------------------===//
 
 /// Loads every tensor of `path` named like a param (dtype and shape
@@ -133,6 +199,9 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
               safetensorsDType(type.dtype) + " " + formatShape(type.shape);
       return false;
     }
+    if (!checkFinite(path + ": tensor '" + t.name + "'", t.dtype,
+                     file.data.data() + t.begin, t.end - t.begin, error))
+      return false;
     loads.push_back({it->second, &t});
   }
   for (auto &[p, t] : loads)
@@ -166,6 +235,7 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
 /// Writes every param (manifest dtypes, by name) atomically.
 bool saveParams(pipe_rt_session *session, const std::string &path,
                 std::string &error) {
+  removeStaleTemporaries(path);
   const Manifest &m = session->manifest;
   std::vector<StWriteTensor> tensors;
   for (size_t p = 0; p < m.params.size(); ++p) {
@@ -197,6 +267,7 @@ bool saveCheckpoint(pipe_rt_session *session, const std::string &path,
                     const TrainerState &st, std::string &error) {
   int64_t values[kNumState] = {st.format, st.step, st.seed, st.rngDraws,
                                st.cursor};
+  removeStaleTemporaries(path);
   if (pipe_rt_session_save(session, path.c_str(), kStateNames, values,
                            kNumState) != PIPE_RT_OK) {
     error = std::string("cannot write the checkpoint: ") +
@@ -206,34 +277,39 @@ bool saveCheckpoint(pipe_rt_session *session, const std::string &path,
   return true;
 }
 
-bool loadCheckpoint(pipe_rt_session *session, const std::string &path,
-                    TrainerState &st, std::string &error) {
-  // Check the trainer's part before loading, so that a checkpoint from
-  // another format changes nothing either.
-  StFile file;
-  if (!readSafetensors(path, file, error))
-    return false;
-  const StTensor *f = file.find("trainer.format");
-  int64_t fmt = 0;
-  if (f && f->dtype == "I64" && f->shape.empty())
-    std::memcpy(&fmt, file.data.data() + f->begin, 8);
-  if (fmt != 1) {
-    error = path + ": not a trainer checkpoint (format 1): trainer.format is " +
-            (f ? std::to_string(fmt) : std::string("missing"));
-    return false;
-  }
-  int64_t values[kNumState];
-  if (pipe_rt_session_load(session, path.c_str(), kStateNames, values,
-                           kNumState) != PIPE_RT_OK) {
-    error = pipe_rt_session_error(session);
-    return false;
-  }
-  st = {values[0], values[1], values[2], values[3], values[4]};
-  if (st.step < 0 || st.rngDraws < 0 || st.cursor < 0) {
-    error = path + ": negative trainer.step, rng_draws or data_cursor";
-    return false;
+/// Reads the trainer's scalars of checkpoint `file` (at `path`) into `st`,
+/// without checking their values.
+bool readTrainerState(const StFile &file, const std::string &path,
+                      TrainerState &st, std::string &error) {
+  int64_t *fields[kNumState] = {&st.format, &st.step, &st.seed, &st.rngDraws,
+                                &st.cursor};
+  for (int i = 0; i < kNumState; ++i) {
+    const StTensor *t = file.find(kStateNames[i]);
+    bool ok = t && t->dtype == "I64" && t->shape.empty();
+    if (ok)
+      std::memcpy(fields[i], file.data.data() + t->begin, 8);
+    // Anything but format 1 is not ours, whatever else it holds.
+    if (i == 0 && (!ok || st.format != 1)) {
+      error = path +
+              ": not a trainer checkpoint (format 1): trainer.format is " +
+              (ok ? std::to_string(st.format) : std::string("missing"));
+      return false;
+    }
+    if (!ok) {
+      error = path + ": " + kStateNames[i] + " is " +
+              (t ? "not an I64 scalar" : "missing");
+      return false;
+    }
   }
   return true;
+}
+
+/// a * b + c, saturated at INT64_MAX (the operands are >= 0).
+int64_t mulAddSaturated(int64_t a, int64_t b, int64_t c) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r))
+    return INT64_MAX;
+  return r;
 }
 
 //===--- The loop ---------------------------------------------------------===//
@@ -264,10 +340,16 @@ private:
   bool checkOptions();
   bool pickSchedules();
   bool openData();
+  bool resumeFrom(TrainerState &st);
+  bool openLog(bool resumed, int64_t start);
+  bool cutLog(int64_t start);
+  bool writeLog(const std::string &line);
   bool evaluate(int64_t step, double &loss);
-  bool checkpoint(int64_t step);
+  bool checkpoint(int64_t step, bool periodic);
+  bool finish(int64_t step);
   bool writeProfile();
   TrainerState state(int64_t step) const;
+  std::string keptNote() const;
 
   pipe_rt_session *s;
   const TrainerOptions &o;
@@ -277,6 +359,7 @@ private:
   std::function<void(const std::string &)> print;
 
   int train = -1, eval = -1;
+  bool doEval = false; // an eval schedule and held-out data
   int mbs = 1, stepsPerRun = 1, evalMbs = 1, evalSteps = 1;
   std::vector<InputSpec> inputs;
   std::unique_ptr<TrainingData> data;
@@ -292,16 +375,8 @@ private:
 };
 
 bool Trainer::checkOptions() {
-  if (o.steps < 0)
-    return fail("the number of steps must be >= 0");
-  if (o.stopAfter < 0 || o.evalEvery < 0 || o.evalBatches < 0 ||
-      o.checkpointEvery < 0 || o.warmupSteps < 0 || o.logEvery < 0)
-    return fail("step counts (stop-after, eval-every, eval-batches, "
-                "checkpoint-every, warmup, log-every) must be >= 0");
-  if (!(o.lr >= 0) || !(o.minLr >= 0))
-    return fail("learning rates must be >= 0");
-  if (!(o.clipNorm >= 0))
-    return fail("the clipping norm must be >= 0");
+  if (!validateTrainerOptions(o, error) || !checkOutputPaths(o, error))
+    return false;
   if (o.resume && o.checkpointPath.empty())
     return fail("resuming needs a checkpoint path");
   if (o.checkpointEvery > 0 && o.checkpointPath.empty())
@@ -469,16 +544,187 @@ TrainerState Trainer::state(int64_t step) const {
   return st;
 }
 
-bool Trainer::checkpoint(int64_t step) {
+/// After an error: " (PATH keeps step N)" if there is a checkpoint.
+std::string Trainer::keptNote() const {
+  if (lastCheckpoint < 0 || o.checkpointPath.empty())
+    return "";
+  return format(" (%s keeps step %lld)", o.checkpointPath.c_str(),
+                (long long)lastCheckpoint);
+}
+
+/// Loads --checkpoint after checking everything the trainer reads from it
+/// against what this run can have produced (each field would otherwise
+/// index data out of bounds or hang the RNG's skip-ahead); changes nothing
+/// on error.
+bool Trainer::resumeFrom(TrainerState &st) {
+  const std::string &path = o.checkpointPath;
+  StFile file;
+  if (!readSafetensors(path, file, error) ||
+      !readTrainerState(file, path, st, error))
+    return false;
+  const ScheduleInfo &x = m.schedules[train];
+  auto bad = [&](const char *field, int64_t value, const std::string &why) {
+    return fail(path + ": " + field + " is " + std::to_string(value) + ": " +
+                why);
+  };
+  if (st.step < 0 || st.step > kMaxSteps)
+    return bad("trainer.step", st.step,
+               "must be in [0, " + std::to_string(kMaxSteps) + "]");
+  if (st.step % stepsPerRun != 0)
+    return bad("trainer.step", st.step,
+               "not a multiple of the " + std::to_string(stepsPerRun) +
+                   " steps per run of schedule '" + x.name + "'");
+  // Each step consumes the schedule's micro-batches (no overflow: kMaxSteps
+  // x the manifest's 2^24).
+  int64_t consumed = st.step * mbs;
+  if (st.cursor != consumed)
+    return bad("trainer.data_cursor", st.cursor,
+               format("%lld steps of schedule '%s' consume %lld micro-batches "
+                      "(%d each); not a checkpoint of this program and "
+                      "schedule",
+                      (long long)st.step, x.name.c_str(), (long long)consumed,
+                      mbs));
+  // Text data draws one offset per window, and redraws with a probability
+  // below (L - T) / 2^64 < 2^-20: twice the windows (+ a margin) is more
+  // than any run draws, and bounds the skip-ahead to the run's own cost.
+  int64_t windows = 1;
+  if (!inputs.empty() && !inputs[0].shape.empty() && inputs[0].shape.back() > 0)
+    windows = inputs[0].numel() / inputs[0].shape.back();
+  int64_t maxDraws =
+      mulAddSaturated(mulAddSaturated(consumed, windows, 0), 2, 64);
+  if (st.rngDraws < 0 || st.rngDraws > maxDraws)
+    return bad("trainer.rng_draws", st.rngDraws,
+               format("must be in [0, %lld]: %lld micro-batches of %lld "
+                      "windows draw about one offset per window",
+                      (long long)maxDraws, (long long)consumed,
+                      (long long)windows));
+  if (!checkFiniteFile(file, path, error))
+    return false;
+  int64_t values[kNumState];
+  if (pipe_rt_session_load(s, path.c_str(), kStateNames, values, kNumState) !=
+      PIPE_RT_OK)
+    return fail(pipe_rt_session_error(s));
+  return true;
+}
+
+/// Opens --log-json: a new log, or when resuming the existing one, cut back
+/// to the checkpoint's step first (the steps after it run again).
+bool Trainer::openLog(bool resumed, int64_t start) {
+  if (o.logJson.empty())
+    return true;
+  struct stat st;
+  if (resumed && ::stat(o.logJson.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      !cutLog(start))
+    return false;
+  log = std::fopen(o.logJson.c_str(), resumed ? "a" : "w");
+  if (!log)
+    return fail(o.logJson + ": cannot write the log: " + std::strerror(errno));
+  return true;
+}
+
+/// Drops the log's records of steps after `start` and a last line cut short
+/// (a kill while it was written), atomically.
+bool Trainer::cutLog(int64_t start) {
+  std::string text;
+  if (std::FILE *f = std::fopen(o.logJson.c_str(), "rb")) {
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+      text.append(buf, n);
+    bool readOk = !std::ferror(f);
+    std::fclose(f);
+    if (!readOk)
+      return fail(o.logJson + ": cannot read the log to resume it: " +
+                  std::strerror(errno));
+  } else {
+    return fail(o.logJson +
+                ": cannot read the log to resume it: " + std::strerror(errno));
+  }
+  std::string kept;
+  for (size_t pos = 0, nl; (nl = text.find('\n', pos)) != std::string::npos;
+       pos = nl + 1) {
+    long long step;
+    if (std::sscanf(text.c_str() + pos, "{\"step\":%lld", &step) == 1 &&
+        step > start)
+      continue;
+    kept.append(text, pos, nl + 1 - pos);
+  }
+  return kept.size() == text.size() ||
+         writeFileAtomically(o.logJson, kept, error);
+}
+
+/// Appends a line to the log; a full disk or a closed pipe is an error.
+bool Trainer::writeLog(const std::string &line) {
+  if (std::fputs(line.c_str(), log) < 0 || std::fflush(log) != 0)
+    return fail(o.logJson + ": cannot write the log: " + std::strerror(errno));
+  return true;
+}
+
+/// Writes the checkpoint of `step`. A periodic one that cannot be written is
+/// a warning (the previous one stays and training goes on: the disk may
+/// have room again by the next); a non-finite state is never written.
+bool Trainer::checkpoint(int64_t step, bool periodic) {
   if (o.checkpointPath.empty() || lastCheckpoint == step)
     return true;
-  if (!saveCheckpoint(s, o.checkpointPath, state(step), error))
-    return false;
+  std::string why;
+  if (!checkFiniteState(s, why))
+    return fail(format("step %lld: ", (long long)step) + why +
+                ": training diverged; the checkpoint is not written" +
+                keptNote());
+  if (!saveCheckpoint(s, o.checkpointPath, state(step), why)) {
+    if (!periodic)
+      return fail(why);
+    print(format("warning: step %lld: %s; training goes on%s", (long long)step,
+                 why.c_str(), keptNote().c_str()));
+    return true;
+  }
   lastCheckpoint = step;
   summary.checkpointWritten = o.checkpointPath;
   print(format("checkpoint: step %lld -> %s", (long long)step,
                o.checkpointPath.c_str()));
   return true;
+}
+
+/// Writes every output at the end (or at a stop): each is attempted even if
+/// another failed, so that one bad output does not lose the others.
+bool Trainer::finish(int64_t step) {
+  std::vector<std::string> errors;
+  auto attempt = [&](bool ok) {
+    if (!ok)
+      errors.push_back(error);
+  };
+  if (!summary.interrupted && doEval && lastEval != step) {
+    double loss;
+    attempt(evaluate(step, loss));
+  }
+  attempt(checkpoint(step, false));
+  if (!summary.interrupted && !o.saveWeights.empty()) {
+    std::string why;
+    if (!checkFiniteState(s, why))
+      attempt(fail(format("step %lld: ", (long long)step) + why +
+                   ": not writing " + o.saveWeights));
+    else if (saveParams(s, o.saveWeights, error))
+      summary.weightsWritten = o.saveWeights;
+    else
+      attempt(false);
+  }
+  if (profiling)
+    attempt(writeProfile());
+  if (!o.tracePath.empty())
+    attempt(pipe_rt_session_write_trace(s, o.tracePath.c_str()) == PIPE_RT_OK ||
+            fail(pipe_rt_session_error(s)));
+  if (log) {
+    bool closed = std::fclose(log) == 0;
+    log = nullptr;
+    attempt(closed || fail(o.logJson +
+                           ": cannot write the log: " + std::strerror(errno)));
+  }
+  if (errors.empty())
+    return true;
+  error.clear();
+  for (const std::string &e : errors)
+    error += (error.empty() ? "" : "; ") + e;
+  return false;
 }
 
 bool Trainer::run() {
@@ -492,9 +738,13 @@ bool Trainer::run() {
   gStop = 0;
   if (!checkOptions() || !pickSchedules() || !openData())
     return false;
-  bool doEval = eval >= 0 && data->evalMicrobatches() > 0;
+  doEval = eval >= 0 && data->evalMicrobatches() > 0;
   if (eval >= 0 && !doEval)
     print("note: the data has no evaluation split: no evaluation");
+  // NaN in, NaN out: a non-finite initial weight would make every loss NaN.
+  std::string why;
+  if (!checkFiniteState(s, why))
+    return fail(s->weightsPath + ": " + why);
   if (!o.initWeights.empty() &&
       !loadInitWeights(s, o.initWeights, print, error))
     return false;
@@ -507,7 +757,7 @@ bool Trainer::run() {
   if (o.resume) {
     if (fileExists(o.checkpointPath)) {
       TrainerState st;
-      if (!loadCheckpoint(s, o.checkpointPath, st, error))
+      if (!resumeFrom(st))
         return false;
       start = st.step;
       cursor = st.cursor;
@@ -517,10 +767,6 @@ bool Trainer::run() {
                      (unsigned long long)st.seed, (unsigned long long)o.seed));
       seed = uint64_t(st.seed);
       data->seedRng(seed, uint64_t(st.rngDraws));
-      if (start % stepsPerRun != 0)
-        return fail(o.checkpointPath + ": step " + std::to_string(start) +
-                    " is not a multiple of the schedule's " +
-                    std::to_string(stepsPerRun) + " steps per run");
       lastCheckpoint = start;
       resumed = true;
       print(format("resumed from %s at step %lld", o.checkpointPath.c_str(),
@@ -535,12 +781,8 @@ bool Trainer::run() {
   summary.startStep = start;
   summary.steps = start;
 
-  if (!o.logJson.empty()) {
-    log = std::fopen(o.logJson.c_str(), resumed ? "a" : "w");
-    if (!log)
-      return fail(o.logJson +
-                  ": cannot write the log: " + std::strerror(errno));
-  }
+  if (!openLog(resumed, start))
+    return false;
   profiling = !o.profilePath.empty();
   if (!o.tracePath.empty() || profiling)
     pipe_rt_session_enable_trace(s, 1);
@@ -598,12 +840,20 @@ bool Trainer::run() {
     step += stepsPerRun;
     summary.steps = step;
 
-    // Per-step losses: the mean over the step's micro-batches.
+    // Per-step losses: the mean over the step's micro-batches. A NaN or
+    // infinite loss means the weights are (or are about to be) garbage:
+    // stop before anything is written over the last good files.
     std::vector<double> stepLosses;
     for (int k = 0; k < stepsPerRun; ++k) {
       double sum = 0;
       for (int mb = 0; mb < mbs; ++mb)
         sum += losses[size_t(k) * mbs + mb];
+      if (!std::isfinite(sum))
+        return fail(format("step %lld: the loss is %s: training diverged "
+                           "(lower --lr, or --clip?); nothing of it is "
+                           "written%s",
+                           (long long)(first + k + 1), nonFinite(sum),
+                           keptNote().c_str()));
       stepLosses.push_back(sum / mbs);
       recent.push_back(stepLosses.back());
       if (recent.size() > 10)
@@ -650,11 +900,11 @@ bool Trainer::run() {
           jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
       if (evalNow && k == stepsPerRun - 1)
         rec += ",\"eval_loss\":" + jsonNumber(evalLoss);
-      std::fprintf(log, "%s}\n", rec.c_str());
-      std::fflush(log);
+      if (!writeLog(rec + "}\n"))
+        return false;
     }
     if (o.checkpointEvery > 0 && step % o.checkpointEvery == 0 && !last &&
-        !checkpoint(step))
+        !checkpoint(step, true))
       return false;
   }
 
@@ -665,27 +915,9 @@ bool Trainer::run() {
               ? format("stopping at step %lld: received %s", (long long)step,
                        gStop == SIGINT ? "SIGINT" : "SIGTERM")
               : format("stopping at step %lld as asked", (long long)step));
-    if (!checkpoint(step))
-      return false;
-  } else {
-    if (doEval && lastEval != step) {
-      double loss;
-      if (!evaluate(step, loss))
-        return false;
-    }
-    if (!checkpoint(step))
-      return false;
-    if (!o.saveWeights.empty()) {
-      if (!saveParams(s, o.saveWeights, error))
-        return false;
-      summary.weightsWritten = o.saveWeights;
-    }
   }
-  if (profiling && !writeProfile())
+  if (!finish(step))
     return false;
-  if (!o.tracePath.empty() &&
-      pipe_rt_session_write_trace(s, o.tracePath.c_str()) != PIPE_RT_OK)
-    return fail(pipe_rt_session_error(s));
 
   if (!recent.empty()) {
     double sum = 0;
@@ -701,7 +933,7 @@ bool Trainer::run() {
   return true;
 }
 
-/// Writes the --profile file (a temporary, then renamed over the path).
+/// Writes the --profile file atomically.
 bool Trainer::writeProfile() {
   if (profileSteps == 0)
     return fail(format("--profile %s: no step ran after the %lld skipped "
@@ -730,19 +962,44 @@ bool Trainer::writeProfile() {
   }
   text +=
       ",\"runtime\":" + std::string(pipe_rt_session_profile_json(s)) + "}\n";
-  std::string tmp = o.profilePath + ".tmp";
-  std::FILE *f = std::fopen(tmp.c_str(), "w");
-  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = f && std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), o.profilePath.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail(o.profilePath +
-                ": cannot write the profile: " + std::strerror(errno));
-  }
+  std::string why;
+  if (!writeFileAtomically(o.profilePath, text, why))
+    return fail("cannot write the profile: " + why);
   return true;
 }
 
 } // namespace
+
+bool checkOutputPaths(const TrainerOptions &o, std::string &error) {
+  // The log is appended to line by line; every other output is renamed
+  // into place.
+  struct Output {
+    const char *flag;
+    const std::string *path;
+    OutputKind kind;
+  };
+  const Output outputs[] = {
+      {"--checkpoint", &o.checkpointPath, OutputKind::Replaced},
+      {"--save-weights", &o.saveWeights, OutputKind::Replaced},
+      {"--log-json", &o.logJson, OutputKind::Streamed},
+      {"--trace", &o.tracePath, OutputKind::Replaced},
+      {"--profile", &o.profilePath, OutputKind::Replaced}};
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const char *flag = outputs[i].flag;
+    const std::string *path = outputs[i].path;
+    if (path->empty())
+      continue;
+    if (!checkOutputPath(flag, *path, outputs[i].kind, error))
+      return false;
+    for (size_t j = 0; j < i; ++j)
+      if (*outputs[j].path == *path) {
+        error = std::string(flag) + " '" + *path + "': also the " +
+                outputs[j].flag + " file (each output needs its own path)";
+        return false;
+      }
+  }
+  return true;
+}
 
 void initSessionOptions(const TrainerOptions &o, pipe_rt_session_options &so) {
   so.optimizer = o.optimizer;

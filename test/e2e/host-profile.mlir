@@ -14,7 +14,8 @@
 // RUN: pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 3 --profile %t/p0.json --profile-skip 0 > /dev/null
 // RUN: %python %S/Inputs/check-profile.py %t/p0.json 3 | FileCheck %s
 //
-// Errors: no step left to measure; an unwritable path (nothing half-written).
+// Errors: no step left to measure; an unwritable path (found before
+// training, nothing half-written).
 // RUN: not pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 2 --profile %t/q.json --profile-skip 2 2>&1 | FileCheck %s --check-prefix=SKIP
 // RUN: not pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 1 --profile %t/missing/p.json 2>&1 | FileCheck %s --check-prefix=PATH
 // RUN: test ! -e %t/q.json
@@ -31,5 +32,5 @@
 // CHECK-NEXT: peak bytes > 0
 
 // SKIP: --profile {{.*}}q.json: no step ran after the 2 skipped (--profile-skip)
-// PATH: missing/p.json: cannot write the profile
-// FLAG: bad or missing value for --profile-skip
+// PATH: --profile '{{.*}}missing/p.json': directory '{{.*}}missing' does not exist
+// FLAG: --profile-skip: 'x' is not a non-negative integer

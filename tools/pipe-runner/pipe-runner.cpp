@@ -17,9 +17,15 @@
 #include "pipe/Runtime/CUDA.h"
 #endif
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -30,6 +36,95 @@ int die(const std::string &msg, int code = pipe_rt::ExitError) {
 }
 
 void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
+
+/// Checks that `path` is a whole ELF shared library for this machine before
+/// dlopen maps it: dlopen maps the segments of a truncated file past its
+/// end, and the first touch of such a page is a SIGBUS, not an error. Every
+/// program header's segment and every section must lie inside the file
+/// (the section headers come last, so any truncation cuts them).
+bool checkSharedLibrary(const std::string &path, std::string &error) {
+  auto bad = [&](const std::string &why) {
+    error = path + ": " + why;
+    return false;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return bad(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  bool statOk = ::fstat(fd, &st) == 0;
+  std::vector<unsigned char> bytes;
+  if (statOk && S_ISREG(st.st_mode)) {
+    bytes.resize(size_t(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n =
+          ::pread(fd, bytes.data() + done, bytes.size() - done, off_t(done));
+      if (n <= 0)
+        break;
+      done += size_t(n);
+    }
+    bytes.resize(done);
+  }
+  ::close(fd);
+  if (!statOk || !S_ISREG(st.st_mode))
+    return bad("not a regular file");
+  if (bytes.size() != size_t(st.st_size))
+    return bad("cannot read the whole file");
+  uint64_t size = bytes.size();
+  Elf64_Ehdr eh;
+  if (size < sizeof(eh))
+    return bad("not a shared library (" + std::to_string(size) +
+               " bytes, shorter than an ELF header)");
+  std::memcpy(&eh, bytes.data(), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return bad("not a shared library (no ELF magic)");
+#if defined(__x86_64__)
+  const int machine = EM_X86_64;
+#elif defined(__aarch64__)
+  const int machine = EM_AARCH64;
+#else
+  const int machine = eh.e_machine;
+#endif
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN ||
+      eh.e_machine != machine)
+    return bad("not a 64-bit little-endian shared library for this machine");
+  // [offset, offset + count * entry) inside the file, without overflow.
+  auto inside = [&](uint64_t offset, uint64_t count, uint64_t entry) {
+    return offset <= size && (entry == 0 || count <= (size - offset) / entry);
+  };
+  auto truncated = [&](const std::string &what, uint64_t begin, uint64_t end) {
+    return bad("truncated or corrupt: " + what + " (bytes " +
+               std::to_string(begin) + ".." + std::to_string(end) +
+               ") is past the end of the file (" + std::to_string(size) +
+               " bytes)");
+  };
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+      !inside(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr)))
+    return truncated("the program headers", eh.e_phoff,
+                     eh.e_phoff + uint64_t(eh.e_phnum) * eh.e_phentsize);
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+    if (!inside(ph.p_offset, ph.p_filesz, 1))
+      return truncated("segment " + std::to_string(i), ph.p_offset,
+                       ph.p_offset + ph.p_filesz);
+  }
+  if (eh.e_shnum != 0) {
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !inside(eh.e_shoff, eh.e_shnum, sizeof(Elf64_Shdr)))
+      return truncated("the section headers", eh.e_shoff,
+                       eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize);
+    for (unsigned i = 0; i < eh.e_shnum; ++i) {
+      Elf64_Shdr sh;
+      std::memcpy(&sh, bytes.data() + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+      if (sh.sh_type != SHT_NOBITS && !inside(sh.sh_offset, sh.sh_size, 1))
+        return truncated("section " + std::to_string(i), sh.sh_offset,
+                         sh.sh_offset + sh.sh_size);
+    }
+  }
+  return true;
+}
 
 } // namespace
 
@@ -83,6 +178,8 @@ int main(int argc, char **argv) {
   // A name without a slash would be searched on the library path, not here.
   std::string file =
       artifact.find('/') == std::string::npos ? "./" + artifact : artifact;
+  if (!checkSharedLibrary(artifact, message))
+    return die(message);
   // RTLD_NOW: an artifact with an unresolved import fails here, by name.
   void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)

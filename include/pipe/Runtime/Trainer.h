@@ -143,6 +143,26 @@ struct TrainerSummary {
   int signal = 0;
 };
 
+/// The largest step count the trainer accepts (--steps, --warmup,
+/// --stop-after, --eval-every, --eval-batches, --checkpoint-every,
+/// --log-every, --profile-skip, and a checkpoint's trainer.step): far more
+/// than any run takes, and small enough that the micro-batches consumed
+/// (steps x at most 2^24 per step, the manifest's limit) fit in an int64.
+constexpr int64_t kMaxSteps = 100000000000; // 10^11
+
+/// Checks every option against its documented range (docs/trainer.md):
+/// counts in [0, kMaxSteps], finite hyper-parameters in PyTorch's ranges
+/// (0 <= beta1, beta2 < 1, lr, eps, weight decay, momentum, dampening >= 0,
+/// min-lr <= lr, clip >= 0, Nesterov with momentum and no dampening). The
+/// error names the flag, the value and the range.
+bool validateTrainerOptions(const TrainerOptions &options, std::string &error);
+
+/// Checks that every output path (checkpoint, save-weights, log-json, trace,
+/// profile) can be written, before any work: an error names the flag, the
+/// path and why (missing or unwritable directory, a directory, two outputs
+/// on one file).
+bool checkOutputPaths(const TrainerOptions &options, std::string &error);
+
 /// Fills the optimizer fields and clip_norm of `session` from `options`
 /// (everything else keeps what `session` had, e.g. from
 /// pipe_rt_session_options_init).

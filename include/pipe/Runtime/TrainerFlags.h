@@ -32,8 +32,11 @@ struct TrainerFlags {
   void applyTo(pipe_rt_session_options &session) const;
 };
 
-/// Parses `args`; on a bad or unknown flag returns false with `error`
-/// naming it.
+/// Parses `args`, then checks every value against its documented range
+/// (validateTrainerOptions, --watchdog, --threads) and every output path
+/// (checkOutputPaths), so that nothing runs with a value that would fail
+/// late. On a bad or unknown flag returns false with `error` naming the
+/// flag, the value and what is accepted.
 bool parseTrainerFlags(const std::vector<std::string> &args,
                        TrainerFlags &flags, std::string &error);
 

@@ -22,8 +22,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -745,6 +747,298 @@ TEST(Trainer, SaveSurvivesKillDuringWrite) {
     // The killed child may leave its temporary file behind.
     std::remove((path + ".tmp." + std::to_string(pid)).c_str());
   }
+}
+
+//===--- Hostile and unlucky input ----------------------------------------===//
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/// Rewrites safetensors `path` after `edit` changed tensor `name`'s bytes.
+void patchTensor(const std::string &path, const std::string &name,
+                 const std::function<void(unsigned char *)> &edit) {
+  pipe_rt::StFile f;
+  std::string error;
+  ASSERT_TRUE(pipe_rt::readSafetensors(path, f, error)) << error;
+  std::vector<pipe_rt::StWriteTensor> ts;
+  for (const pipe_rt::StTensor &t : f.tensors) {
+    if (t.name == name)
+      edit(f.data.data() + t.begin);
+    ts.push_back({t.name, t.dtype, t.shape, f.data.data() + t.begin});
+  }
+  ASSERT_TRUE(pipe_rt::writeSafetensors(path, ts, error)) << error;
+}
+
+void patchScalar(const std::string &path, const std::string &name, int64_t v) {
+  patchTensor(path, name,
+              [&](unsigned char *p) { std::memcpy(p, &v, sizeof(v)); });
+}
+
+TEST(Trainer, CraftedCheckpointFieldsAreCheckedBeforeAnyChange) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.steps = 4;
+  t.checkpointPath = tempPath("crafted.ckpt");
+  pipe_rt::TrainerSummary sum;
+  trainOnce(p, t, sum);
+  const std::string good = readBytes(t.checkpointPath);
+  t.resume = true;
+  t.steps = 6;
+  // 4 steps x 2 micro-batches x 2 windows drew 16 offsets: at most
+  // 2 * 16 + 64 are believable.
+  struct Case {
+    const char *field;
+    int64_t value;
+    bool accepted;
+  };
+  const Case cases[] = {
+      {"trainer.data_cursor", 8, true},
+      {"trainer.data_cursor", 7, false},
+      {"trainer.data_cursor", 9, false},
+      {"trainer.data_cursor", INT64_MAX, false},
+      {"trainer.data_cursor", -1, false},
+      {"trainer.rng_draws", 96, true},
+      {"trainer.rng_draws", 97, false},
+      {"trainer.rng_draws", int64_t(1) << 62, false},
+      {"trainer.rng_draws", -1, false},
+      {"trainer.step", -1, false},
+      {"trainer.step", pipe_rt::kMaxSteps + 2, false},
+      {"trainer.step", INT64_MIN, false},
+      {"trainer.format", 2, false},
+  };
+  for (const Case &c : cases) {
+    writeBytes(t.checkpointPath, good);
+    patchScalar(t.checkpointPath, c.field, c.value);
+    Session s(p, t);
+    std::vector<float> before = s.emb();
+    std::string error;
+    bool ok = pipe_rt::runTraining(s.s, t, sum, error);
+    EXPECT_EQ(ok, c.accepted) << c.field << " " << c.value << ": " << error;
+    if (ok)
+      continue;
+    EXPECT_NE(error.find(t.checkpointPath), std::string::npos) << error;
+    EXPECT_NE(error.find(c.field), std::string::npos) << error;
+    EXPECT_EQ(s.emb(), before) << error;
+  }
+
+  // A NaN in the optimizer state, and a checkpoint of another model.
+  writeBytes(t.checkpointPath, good);
+  patchTensor(t.checkpointPath, "emb.exp_avg", [](unsigned char *p) {
+    float nan = std::nanf("");
+    std::memcpy(p + 5 * sizeof(float), &nan, sizeof(nan));
+  });
+  {
+    Session s(p, t);
+    std::vector<float> before = s.emb();
+    std::string error;
+    EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+    EXPECT_NE(error.find("tensor 'emb.exp_avg' holds nan at element 5"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(s.emb(), before);
+  }
+  std::vector<float> other(3, 0.5f);
+  int64_t zero = 0, one = 1;
+  std::string error;
+  ASSERT_TRUE(
+      pipe_rt::writeSafetensors(t.checkpointPath,
+                                {{"w", "F32", {3}, other.data()},
+                                 {"optimizer.step", "I64", {}, &zero},
+                                 {"trainer.format", "I64", {}, &one},
+                                 {"trainer.step", "I64", {}, &zero},
+                                 {"trainer.seed", "I64", {}, &zero},
+                                 {"trainer.rng_draws", "I64", {}, &zero},
+                                 {"trainer.data_cursor", "I64", {}, &zero}},
+                                error));
+  Session s(p, t);
+  EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+  EXPECT_NE(error.find("no tensor 'emb'"), std::string::npos) << error;
+}
+
+TEST(Trainer, DivergedTrainingKeepsTheLastGoodFiles) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.steps = 4;
+  t.checkpointPath = tempPath("diverge.ckpt");
+  t.saveWeights = tempPath("diverge.safetensors");
+  pipe_rt::TrainerSummary sum;
+  trainOnce(p, t, sum);
+  std::string ckpt = readBytes(t.checkpointPath);
+  std::string weights = readBytes(t.saveWeights);
+  // A finite but absurd rate: step 5 moves emb to about 1e38, step 6's
+  // squared error overflows.
+  t.resume = true;
+  t.steps = 8;
+  t.checkpointEvery = 2;
+  t.lr = 1e38f;
+  Session s(p, t);
+  std::string error;
+  EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+  EXPECT_NE(error.find("step 6: the loss is inf"), std::string::npos) << error;
+  EXPECT_NE(error.find("keeps step 4"), std::string::npos) << error;
+  EXPECT_EQ(readBytes(t.checkpointPath), ckpt);
+  EXPECT_EQ(readBytes(t.saveWeights), weights);
+}
+
+TEST(Trainer, NonFiniteWeightsAreRefusedWhenLoaded) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  std::vector<float> emb = initialEmb();
+  emb[7] = INFINITY;
+  t.initWeights = tempPath("nan-init.safetensors");
+  std::string error;
+  ASSERT_TRUE(pipe_rt::writeSafetensors(
+      t.initWeights, {{"emb", "F32", {256}, emb.data()}}, error));
+  pipe_rt::TrainerSummary sum;
+  {
+    Session s(p, t);
+    std::vector<float> before = s.emb();
+    EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+    EXPECT_NE(error.find(t.initWeights + ": tensor 'emb' holds inf at "
+                                         "element 7"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(s.emb(), before);
+  }
+  // The session's own weights (--weights) are checked before training.
+  t.initWeights.clear();
+  std::string weights = tempPath("nan-weights.safetensors");
+  emb[7] = std::nanf("");
+  ASSERT_TRUE(pipe_rt::writeSafetensors(
+      weights, {{"emb", "F32", {256}, emb.data()}}, error));
+  Session s(p, t, weights);
+  ASSERT_TRUE(s.s) << s.error;
+  EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+  EXPECT_NE(error.find(weights + ": param 'emb' holds nan at element 7"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Trainer, FailedPeriodicCheckpointIsAWarning) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.steps = 2;
+  t.checkpointPath = tempPath("blocked.ckpt");
+  pipe_rt::TrainerSummary sum;
+  trainOnce(p, t, sum);
+  std::string good = readBytes(t.checkpointPath);
+  // A directory where the writer's temporary file goes: every write fails.
+  std::string blocker = t.checkpointPath + ".tmp." + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(blocker.c_str(), 0755), 0);
+  t.resume = true;
+  t.steps = 6;
+  t.checkpointEvery = 2;
+  Session s(p, t);
+  std::string error;
+  EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+  ::rmdir(blocker.c_str());
+  EXPECT_EQ(sum.steps, 6); // the warnings did not stop training
+  EXPECT_TRUE(contains(lines, "warning: step 4: cannot write the checkpoint"));
+  EXPECT_TRUE(contains(lines, "keeps step 2"));
+  EXPECT_NE(error.find(t.checkpointPath), std::string::npos) << error;
+  EXPECT_EQ(readBytes(t.checkpointPath), good);
+}
+
+TEST(Trainer, ResumedLogHoldsEveryStepOnce) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.steps = 8;
+  t.checkpointPath = tempPath("log.ckpt");
+  std::remove(t.checkpointPath.c_str());
+  t.logJson = tempPath("resumed.jsonl");
+  t.resume = true;
+  t.stopAfter = 4;
+  pipe_rt::TrainerSummary sum;
+  trainOnce(p, t, sum);
+  std::string first = readBytes(t.logJson);
+  // As if killed after logging steps 5 and 6 (and half of 7) but before
+  // their checkpoint.
+  writeBytes(t.logJson, first + "{\"step\":5,\"loss\":1}\n"
+                                "{\"step\":6,\"loss\":1}\n{\"step\":7,\"lo");
+  t.stopAfter = 0;
+  trainOnce(p, t, sum);
+  std::ifstream log(t.logJson);
+  std::vector<std::string> recs;
+  for (std::string l; std::getline(log, l);)
+    recs.push_back(l);
+  ASSERT_EQ(recs.size(), 8u) << readBytes(t.logJson);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(recs[i].rfind("{\"step\":" + std::to_string(i + 1) + ",", 0), 0u)
+        << recs[i];
+  EXPECT_EQ(readBytes(t.logJson).substr(0, first.size()), first);
+}
+
+TEST(Trainer, StaleTemporariesAreRemoved) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.steps = 2;
+  t.checkpointPath = tempPath("stale.ckpt");
+  pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0)
+    ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  std::string stale = t.checkpointPath + ".tmp." + std::to_string(dead);
+  std::string live = t.checkpointPath + ".tmp.1"; // init never dies
+  writeBytes(stale, "half a checkpoint");
+  writeBytes(live, "someone else's");
+  pipe_rt::TrainerSummary sum;
+  trainOnce(p, t, sum);
+  EXPECT_NE(::access(stale.c_str(), F_OK), 0);
+  EXPECT_EQ(::access(live.c_str(), F_OK), 0);
+  std::remove(live.c_str());
+}
+
+TEST(Trainer, FullDiskFailsTheLog) {
+  Program p = makeProgram();
+  std::vector<std::string> lines;
+  pipe_rt::TrainerOptions t = baseOptions(lines);
+  t.logJson = "/dev/full";
+  Session s(p, t);
+  pipe_rt::TrainerSummary sum;
+  std::string error;
+  EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+  EXPECT_NE(error.find("/dev/full: cannot write the log: No space left"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Trainer, SessionRefusesWatchdogAndThreadsOutOfRange) {
+  Program p = makeProgram();
+  std::string weights = writeWeights();
+  auto create = [&](double watchdog, unsigned threads) {
+    pipe_rt_session_options o;
+    pipe_rt_session_options_init(&o);
+    o.weights_path = weights.c_str();
+    o.watchdog_seconds = watchdog;
+    o.optimizer_threads = threads;
+    pipe_rt_session *s = nullptr;
+    char buf[512] = "";
+    int st =
+        pipe_rt_session_create(Program::lookup, &p, &o, &s, buf, sizeof(buf));
+    pipe_rt_session_destroy(s);
+    return st == PIPE_RT_OK ? std::string() : std::string(buf);
+  };
+  EXPECT_EQ(create(1e6, 1), "");
+  for (double w : {1e6 * 1.000001, 1e20, double(INFINITY), double(NAN), 0.0})
+    EXPECT_NE(create(w, 1).find("the watchdog must be in (0, 1e+06] s"),
+              std::string::npos)
+        << w;
+  EXPECT_NE(create(60, 1025).find("at most 1024 host optimizer threads"),
+            std::string::npos);
 }
 
 } // namespace

@@ -1,0 +1,139 @@
+//===- OutputFile.cpp - Outputs checked first, written atomically ---------===//
+
+#include "OutputFile.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace pipe_rt {
+namespace {
+
+/// The directory `path` is in ("." for a bare name).
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool writeFully(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+} // namespace
+
+bool checkOutputPath(const std::string &flag, const std::string &path,
+                     OutputKind kind, std::string &error) {
+  auto bad = [&](const std::string &why) {
+    error = flag + " '" + path + "': " + why;
+    return false;
+  };
+  if (path.empty())
+    return bad("empty path");
+  if (path.back() == '/')
+    return bad("names a directory, not a file");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return bad("is a directory");
+    if (!S_ISREG(st.st_mode)) {
+      // Renaming a temporary over a device or a pipe would replace it.
+      if (kind == OutputKind::Replaced)
+        return bad("is not a regular file (outputs are written to a "
+                   "temporary file renamed over the path)");
+      if (::access(path.c_str(), W_OK) != 0)
+        return bad(std::string("cannot write: ") + std::strerror(errno));
+      return true;
+    }
+    if (kind == OutputKind::Streamed && ::access(path.c_str(), W_OK) != 0)
+      return bad(std::string("cannot write: ") + std::strerror(errno));
+  }
+  std::string dir = directoryOf(path);
+  if (::stat(dir.c_str(), &st) != 0)
+    return bad("directory '" + dir + "' does not exist");
+  if (!S_ISDIR(st.st_mode))
+    return bad("'" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return bad("cannot write in directory '" + dir +
+               "': " + std::strerror(errno));
+  return true;
+}
+
+std::string temporaryPath(const std::string &path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
+void removeStaleTemporaries(const std::string &path) {
+  std::string dir = directoryOf(path);
+  // rfind gives npos for a bare name, and npos + 1 is 0.
+  std::string prefix = path.substr(path.rfind('/') + 1) + ".tmp.";
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  while (const struct dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+      continue;
+    std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    pid_t pid = pid_t(std::stol(digits));
+    // Only a process that surely no longer exists: a live one (another
+    // writer of the same path, or an unrelated process that reused the pid)
+    // keeps its file.
+    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH)
+      ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(d);
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error) {
+  removeStaleTemporaries(path);
+  std::string tmp = temporaryPath(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    error = path + ": cannot create the temporary file " + tmp + ": " +
+            std::strerror(errno);
+    return false;
+  }
+  bool ok = writeFully(fd, bytes.data(), bytes.size()) && ::fsync(fd) == 0;
+  int savedErrno = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    savedErrno = errno;
+  }
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    savedErrno = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    error = path + ": cannot write: " + std::strerror(savedErrno);
+    return false;
+  }
+  // Make the rename itself durable.
+  int dfd = ::open(directoryOf(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+} // namespace pipe_rt
