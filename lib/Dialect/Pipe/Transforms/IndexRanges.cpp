@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -320,8 +321,10 @@ public:
   explicit IndexGuard(ModuleOp module)
       : module(module), ctx(module.getContext()) {}
 
-  void guard(Operation *op, func::FuncOp fn, RankedTensorType type,
-             unsigned firstIndex, unsigned numIndices);
+  /// Guards indices [firstIndex, firstIndex + rank) of `op`, which accesses
+  /// `container` (a tensor or memref).
+  void guard(Operation *op, func::FuncOp fn, Value container,
+             unsigned firstIndex);
 
 private:
   Value site(OpBuilder &b, Location loc, StringRef text);
@@ -364,20 +367,22 @@ Value IndexGuard::site(OpBuilder &b, Location loc, StringRef text) {
   return LLVM::AddressOfOp::create(b, loc, global);
 }
 
-void IndexGuard::guard(Operation *op, func::FuncOp fn, RankedTensorType type,
-                       unsigned firstIndex, unsigned numIndices) {
+void IndexGuard::guard(Operation *op, func::FuncOp fn, Value container,
+                       unsigned firstIndex) {
   Location loc = op->getLoc();
-  for (unsigned i = 0; i < numIndices; ++i) {
+  auto type = cast<ShapedType>(container.getType());
+  for (unsigned i = 0; i < type.getRank(); ++i) {
     Value index = op->getOperand(firstIndex + i);
     if (isStaticIndex(index, memo))
       continue;
     OpBuilder b(op);
-    Value tensor = op->getOperand(firstIndex == 1 ? 0 : 1);
-    Value dim = type.isDynamicDim(i)
-                    ? tensor::DimOp::create(b, loc, tensor, i).getResult()
-                    : arith::ConstantIndexOp::create(b, loc,
-                                                     type.getDimSize(i))
-                          .getResult();
+    Value dim;
+    if (!type.isDynamicDim(i))
+      dim = arith::ConstantIndexOp::create(b, loc, type.getDimSize(i));
+    else if (isa<MemRefType>(type))
+      dim = memref::DimOp::create(b, loc, container, i);
+    else
+      dim = tensor::DimOp::create(b, loc, container, i);
     // Unsigned: a negative index is out of range too.
     Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                       index, dim);
@@ -421,14 +426,16 @@ struct GuardIndicesPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GuardIndicesPass)
   StringRef getArgument() const final { return "pipe-guard-indices"; }
   StringRef getDescription() const final {
-    return "Checks every data-dependent tensor.extract / tensor.insert index "
-           "of the func.func ops against its dimension: out of range calls "
+    return "Checks every data-dependent tensor.extract / tensor.insert "
+           "(or memref.load / memref.store) index of the func.func ops "
+           "against its dimension: out of range calls "
            "pipe_rt_index_fault and uses index 0 (part of "
            "--pipe-host-to-llvm)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
-                    scf::SCFDialect, tensor::TensorDialect>();
+                    memref::MemRefDialect, scf::SCFDialect,
+                    tensor::TensorDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -437,16 +444,15 @@ struct GuardIndicesPass
          llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<Operation *> accesses;
       fn.walk([&](Operation *op) {
-        if (isa<tensor::ExtractOp, tensor::InsertOp>(op))
+        if (isa<tensor::ExtractOp, tensor::InsertOp, memref::LoadOp,
+                memref::StoreOp>(op))
           accesses.push_back(op);
       });
+      // Reads: (container, indices...); writes: (value, container,
+      // indices...).
       for (Operation *op : accesses) {
-        if (auto extract = dyn_cast<tensor::ExtractOp>(op))
-          guard.guard(op, fn, extract.getTensor().getType(), 1,
-                      extract.getIndices().size());
-        else if (auto insert = dyn_cast<tensor::InsertOp>(op))
-          guard.guard(op, fn, insert.getDest().getType(), 2,
-                      insert.getIndices().size());
+        unsigned first = isa<tensor::ExtractOp, memref::LoadOp>(op) ? 1 : 2;
+        guard.guard(op, fn, op->getOperand(first - 1), first);
       }
     }
   }
