@@ -20,6 +20,7 @@
 // GUARD: func.call @pipe_rt_index_fault(
 // GUARD: arith.select %[[BAD]], %{{.*}}, %[[I]] : index
 // GUARD: tensor.insert
+// DECL: @pipe_index_site_{{[0-9]+}}("{{.*}}: tensor.insert in @{{.*}}, index 0 of tensor<8x4xf32>\00")
 // DECL: func.func private @pipe_rt_index_fault(!llvm.ptr, i64, i64)
 //
 // RUN: pipe-opt %s --pipe-differentiate --pipe-place=devices=1 "--pipe-schedule=kind=gpipe microbatches=1" -o %t/s.mlir
