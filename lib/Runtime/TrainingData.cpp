@@ -70,10 +70,8 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 /// ends) or a file beyond the budget is refused before reading.
 bool checkDataFile(const std::string &path, std::string &error) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    error = path + ": cannot read the data file: " + std::strerror(errno);
-    return false;
-  }
+  if (::stat(path.c_str(), &st) != 0)
+    return true; // the reader says why it cannot open it
   if (!S_ISREG(st.st_mode)) {
     error = path + ": the data file is not a regular file";
     return false;
@@ -143,10 +141,9 @@ bool checkRows(const std::string &path, const std::string &name, size_t k,
       if (in.range.allows(v))
         continue;
       error = path + ": tensor '" + name + "' row " + std::to_string(r) +
-              " element " + std::to_string(i) + ": value " +
-              std::to_string(v) + " is outside the range " +
-              in.range.describe() + " of the program's input " +
-              std::to_string(k);
+              " element " + std::to_string(i) + ": value " + std::to_string(v) +
+              " is outside the range " + in.range.describe() +
+              " of the program's input " + std::to_string(k);
       return false;
     }
   }
@@ -207,10 +204,9 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
       for (size_t i = 0; i < d->bytes.size(); ++i)
         if (!inputs[k].range.allows(d->bytes[i])) {
           error = path + ": byte " + std::to_string(d->bytes[i]) +
-                  " at offset " + std::to_string(i) +
-                  " is outside the range " + inputs[k].range.describe() +
-                  " of the program's input " + std::to_string(k) +
-                  (k ? " (targets)" : " (tokens)") +
+                  " at offset " + std::to_string(i) + " is outside the range " +
+                  inputs[k].range.describe() + " of the program's input " +
+                  std::to_string(k) + (k ? " (targets)" : " (tokens)") +
                   "; text data needs a vocabulary of 256 (token = byte), or "
                   "a text whose bytes are all in range";
           return nullptr;

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingData.h"
 #include "Manifest.h"
 #include "SafetensorsIO.h"
-#include "TrainingData.h"
 
 #include "pipe/Runtime/Program.h"
 
@@ -74,8 +74,8 @@ TEST(TrainingData, SafetensorsIdsInRange) {
   }
   // Targets: the exempt value is named in the range.
   ok[11] = 64;
-  spec.path = writeRows("bad-target.safetensors", std::vector<int64_t>(12, 1),
-                        ok);
+  spec.path =
+      writeRows("bad-target.safetensors", std::vector<int64_t>(12, 1), ok);
   EXPECT_FALSE(pipe_rt::TrainingData::open(spec, lmInputs(), error));
   EXPECT_NE(error.find("tensor 'input1' row 1 element 5: value 64 is outside "
                        "the range [0, 64) or -100"),
@@ -114,21 +114,21 @@ TEST(TrainingData, RefusesFilesItCannotReadWhole) {
   pipe_rt::DataSpec spec;
   std::string error;
   for (const char *path : {"/dev/zero", "/dev/null", "/"}) {
-    for (auto format :
-         {pipe_rt::DataSpec::Format::Text,
-          pipe_rt::DataSpec::Format::Safetensors}) {
+    for (auto format : {pipe_rt::DataSpec::Format::Text,
+                        pipe_rt::DataSpec::Format::Safetensors}) {
       spec.path = path;
       spec.format = format;
       EXPECT_FALSE(pipe_rt::TrainingData::open(spec, lmInputs(), error));
-      EXPECT_EQ(error, std::string(path) +
-                           ": the data file is not a regular file");
+      EXPECT_EQ(error,
+                std::string(path) + ": the data file is not a regular file");
     }
   }
 }
 
 TEST(TrainingData, RowIndexNeverOverflows) {
   EXPECT_EQ(pipe_rt::wrapRow(7, 2, 5), 4);
-  EXPECT_EQ(pipe_rt::wrapRow(INT64_MAX, 1, 5), int64_t((uint64_t(INT64_MAX) + 1) % 5));
+  EXPECT_EQ(pipe_rt::wrapRow(INT64_MAX, 1, 5),
+            int64_t((uint64_t(INT64_MAX) + 1) % 5));
   EXPECT_EQ(pipe_rt::wrapRow(INT64_MAX, 1 << 20, 3),
             int64_t((uint64_t(INT64_MAX) + (1 << 20)) % 3));
   EXPECT_EQ(pipe_rt::wrapRow(INT64_MIN, 0, 7), 6); // -2^63 = 7k + 6
@@ -169,8 +169,8 @@ TEST(TrainingData, ManifestRanges) {
       {"range 0 64 0 5", "unexpected field '5'"},
   };
   for (const Case &c : cases) {
-    EXPECT_FALSE(pipe_rt::parseManifest(
-        (head + c.record + "\nend\n").c_str(), m, error))
+    EXPECT_FALSE(
+        pipe_rt::parseManifest((head + c.record + "\nend\n").c_str(), m, error))
         << c.record;
     EXPECT_NE(error.find(c.message), std::string::npos) << error;
   }

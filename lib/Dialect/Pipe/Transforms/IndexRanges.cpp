@@ -156,8 +156,8 @@ private:
         if (constantInt(other) && cmp &&
             (stripCasts(cmp.getLhs()) == root ||
              stripCasts(cmp.getRhs()) == root)) {
-          Value k = stripCasts(cmp.getLhs()) == root ? cmp.getRhs()
-                                                     : cmp.getLhs();
+          Value k =
+              stripCasts(cmp.getLhs()) == root ? cmp.getRhs() : cmp.getLhs();
           bool guards =
               (cmp.getPredicate() == arith::CmpIPredicate::ne && n == 1) ||
               (cmp.getPredicate() == arith::CmpIPredicate::eq && n == 2);
@@ -237,8 +237,7 @@ FailureOr<std::optional<IndexRange>> mlir::pipe::getIndexRange(GraphOp graph,
     auto values = dyn_cast<DenseI64ArrayAttr>(exempt);
     if (!values)
       return fail(Twine(kIndexExemptAttr) + " must be an array<i64>");
-    range.exempt.assign(values.asArrayRef().begin(),
-                        values.asArrayRef().end());
+    range.exempt.assign(values.asArrayRef().begin(), values.asArrayRef().end());
   }
   return std::optional<IndexRange>(std::move(range));
 }
@@ -384,8 +383,8 @@ void IndexGuard::guard(Operation *op, func::FuncOp fn, Value container,
     else
       dim = tensor::DimOp::create(b, loc, container, i);
     // Unsigned: a negative index is out of range too.
-    Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                      index, dim);
+    Value bad =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, dim);
     std::string text;
     llvm::raw_string_ostream os(text);
     os << describeLocation(loc) << ": " << op->getName() << " in @"
@@ -440,8 +439,7 @@ struct GuardIndicesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IndexGuard guard(module);
-    for (func::FuncOp fn :
-         llvm::to_vector(module.getOps<func::FuncOp>())) {
+    for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<Operation *> accesses;
       fn.walk([&](Operation *op) {
         if (isa<tensor::ExtractOp, tensor::InsertOp, memref::LoadOp,

@@ -328,8 +328,8 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
     }
   }
   body = typeLines + paramLines + valueLines + inputLines + rangeLines +
-         lossLine +
-         functionLines + runLines + fusedLines + stageLines + edgeLines;
+         lossLine + functionLines + runLines + fusedLines + stageLines +
+         edgeLines;
   return success();
 }
 

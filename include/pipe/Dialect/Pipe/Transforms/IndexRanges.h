@@ -1,4 +1,4 @@
-//===- IndexRanges.h - Valid ranges of integer inputs, index guards -*- C++ -*-===//
+//===- IndexRanges.h - Integer input ranges, index guards -------*- C++ -*-===//
 //
 // Integer graph inputs (token ids, class targets) index tables inside the
 // model. inferIndexRanges finds from the IR which values each input may hold
@@ -37,8 +37,7 @@ struct IndexRange {
 /// Fails (with an error on the graph) when the attributes are malformed: a
 /// bound that is not a positive i64 on an integer tensor argument, or
 /// exempt values without a bound.
-FailureOr<std::optional<IndexRange>> getIndexRange(GraphOp graph,
-                                                   unsigned arg);
+FailureOr<std::optional<IndexRange>> getIndexRange(GraphOp graph, unsigned arg);
 
 /// For every integer argument of `graph`, the tightest range over its uses
 /// as an index: the indexed dimension of each tensor.extract / tensor.insert
