@@ -248,6 +248,15 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
   return hookAlloc(bytes, alignment);
 }
 void _mlir_memref_to_llvm_free(void *ptr) { hookFree(ptr); }
+
+void pipe_rt_index_fault(const char *site, int64_t index, int64_t bound) {
+  // The block goes on with a clamped index; its action then fails with the
+  // first fault.
+  if (CallScope *scope = tlsScope)
+    recordScopeError(scope, PIPE_RT_INVALID_ARGUMENT,
+                     format("%s: index %lld is outside [0, %lld)", site,
+                            (long long)index, (long long)bound));
+}
 }
 
 std::shared_ptr<Backend> pipe_rt::hostBackend() {

@@ -110,16 +110,16 @@ bool parseDType(const std::string &s, TypeInfo &t) {
 /// earlier section. schedule/device/ps/owns interleave (one group per
 /// schedule).
 int sectionOf(const std::string &kind) {
-  static const char *order[] = {"type",  "param",    "value",   "input",
-                                "loss",  "function", "run",     "fused",
-                                "stage", "edge",     "schedule"};
-  for (int i = 0; i < 11; ++i)
+  static const char *order[] = {"type",  "param", "value",    "input",
+                                "range", "loss",  "function", "run",
+                                "fused", "stage", "edge",     "schedule"};
+  for (int i = 0; i < 12; ++i)
     if (kind == order[i])
       return i;
   if (kind == "device" || kind == "ps" || kind == "owns")
-    return 10;
-  if (kind == "end")
     return 11;
+  if (kind == "end")
+    return 12;
   return -1;
 }
 
@@ -139,6 +139,13 @@ const char *safetensorsDType(DType dtype) {
     return "BOOL";
   }
   return "?";
+}
+
+std::string InputRange::describe() const {
+  std::string s = "[0, " + std::to_string(bound) + ")";
+  for (int64_t v : exempt)
+    s += " or " + std::to_string(v);
+  return s;
 }
 
 std::string formatShape(const std::vector<int64_t> &shape) {
@@ -248,6 +255,30 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
           !lp.integer(v, "value id", 0, numValues - 1) || !lp.done())
         return false;
       m.inputs.push_back(v);
+      m.inputRanges.emplace_back();
+    } else if (kind == "range") {
+      // range <k> <bound> <nexempt> <v>...: graph input k's integer values.
+      int k;
+      InputRange r;
+      if (!lp.integer(k, "input index", 0, int64_t(m.inputs.size()) - 1) ||
+          !lp.integer(r.bound, "bound", 1))
+        return false;
+      int n;
+      if (!lp.integer(n, "exempt count", 0, 64))
+        return false;
+      r.exempt.resize(n);
+      for (int64_t &v : r.exempt)
+        if (!lp.integer(v, "exempt value"))
+          return false;
+      if (!lp.done())
+        return false;
+      DType dt = m.types[m.valueTypes[m.inputs[k]]].dtype;
+      if (dt != DType::I64 && dt != DType::I32)
+        return lp.fail("range of input " + std::to_string(k) +
+                       ", which is not an integer tensor");
+      if (m.inputRanges[k].bound != 0)
+        return lp.fail("second range of input " + std::to_string(k));
+      m.inputRanges[k] = std::move(r);
     } else if (kind == "loss") {
       std::string seed;
       if (m.lossValue >= 0)

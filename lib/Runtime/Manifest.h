@@ -9,6 +9,7 @@
 #ifndef PIPE_RUNTIME_MANIFEST_H
 #define PIPE_RUNTIME_MANIFEST_H
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +33,20 @@ struct TypeInfo {
   size_t elemSize = 4; // storage bytes (i1 is a byte, as in MLIR memrefs)
   uint64_t bytes() const { return uint64_t(numel) * elemSize; }
   bool isFloat() const { return dtype == DType::F32 || dtype == DType::F64; }
+};
+
+/// What a graph input's integer elements must be (a `range` record): in
+/// [0, bound), or one of `exempt` (values the model tests for and never uses
+/// as an index, e.g. an ignore_index of -100). bound 0: no range known.
+struct InputRange {
+  int64_t bound = 0;
+  std::vector<int64_t> exempt;
+  bool allows(int64_t v) const {
+    return bound == 0 || (v >= 0 && v < bound) ||
+           std::find(exempt.begin(), exempt.end(), v) != exempt.end();
+  }
+  /// "[0, 64)" or "[0, 64) or -100".
+  std::string describe() const;
 };
 
 struct ParamInfo {
@@ -81,6 +96,7 @@ struct Manifest {
   std::vector<ParamInfo> params;
   std::vector<int> valueTypes; // value id -> type id
   std::vector<int> inputs;     // graph input k -> value id
+  std::vector<InputRange> inputRanges; // graph input k -> its range
   int lossValue = -1;
   double lossSeed = 1;
   std::vector<FunctionInfo> functions;

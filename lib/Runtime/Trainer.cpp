@@ -475,25 +475,14 @@ bool Trainer::openData() {
     int rank;
     const int64_t *shape;
     pipe_rt_session_input_type(s, k, &dtype, &rank, &shape);
-    inputs.push_back({dtype, std::vector<int64_t>(shape, shape + rank)});
+    // With the values the model accepts (token ids below the vocabulary,
+    // class ids below the class count), as the compiler found them.
+    inputs.push_back({dtype, std::vector<int64_t>(shape, shape + rank),
+                      m.inputRanges[size_t(k)]});
   }
   data = TrainingData::open(o.data, inputs, error);
   if (!data)
     return false;
-  // Token ids are bytes, and generated code does not bounds-check its
-  // gathers: a model whose vocabulary is smaller would read out of bounds.
-  // Its embedding table has a dimension >= 256, so a program without any
-  // such param surely is too small (a cheap check for the usual mistake).
-  if (data->isText()) {
-    bool big = false;
-    for (const ParamInfo &p : m.params)
-      for (int64_t d : m.types[p.type].shape)
-        big |= d >= 256;
-    if (!big)
-      return fail("text data needs a model with a vocabulary of 256 (token "
-                  "= byte), but no param of this program has a dimension "
-                  ">= 256 (generate it with e.g. pipe-gen --vocab=256)");
-  }
   if (!inputs.empty() && inputs[0].isInteger()) {
     summary.unit = "tok";
     itemsPerMb = inputs[0].numel();

@@ -18,6 +18,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <sys/stat.h>
 
 namespace pipe_rt {
 
@@ -50,11 +52,37 @@ uint64_t drawOffset(std::mt19937_64 &rng, uint64_t range, uint64_t &draws) {
   }
 }
 
+int64_t wrapRow(int64_t first, int64_t m, int64_t count) {
+  int64_t r = first % count;
+  if (r < 0)
+    r += count;
+  return int64_t((uint64_t(r) + uint64_t(m % count)) % uint64_t(count));
+}
+
 namespace {
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Data files are read whole: a device, pipe or directory (/dev/zero never
+/// ends) or a file beyond the budget is refused before reading.
+bool checkDataFile(const std::string &path, std::string &error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return true; // the reader says why it cannot open it
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": the data file is not a regular file";
+    return false;
+  }
+  if (uint64_t(st.st_size) > kMaxDataFileBytes) {
+    error = path + ": the data file has " + std::to_string(st.st_size) +
+            " bytes, more than the " + std::to_string(kMaxDataFileBytes) +
+            " a data file may have";
+    return false;
+  }
+  return true;
 }
 
 bool readFile(const std::string &path, std::vector<unsigned char> &out,
@@ -66,13 +94,60 @@ bool readFile(const std::string &path, std::vector<unsigned char> &out,
   }
   unsigned char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
-    out.insert(out.end(), buf, buf + n);
-  bool ok = !std::ferror(f);
-  std::fclose(f);
+  bool ok = true;
+  try {
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0 &&
+           (ok = out.size() + n <= kMaxDataFileBytes))
+      out.insert(out.end(), buf, buf + n);
+  } catch (const std::bad_alloc &) {
+    std::fclose(f);
+    error = path + ": not enough memory to read the data file";
+    return false;
+  }
   if (!ok)
+    error = path + ": the data file grew past " +
+            std::to_string(kMaxDataFileBytes) + " bytes while being read";
+  else if (std::ferror(f))
     error = path + ": read error";
+  ok = ok && !std::ferror(f);
+  std::fclose(f);
   return ok;
+}
+
+/// Element `i` of an integer buffer of `in`'s dtype.
+int64_t loadInteger(const unsigned char *buf, const InputSpec &in, int64_t i) {
+  if (in.dtype == "i64") {
+    int64_t x;
+    std::memcpy(&x, buf + i * 8, 8);
+    return x;
+  }
+  int32_t x;
+  std::memcpy(&x, buf + i * 4, 4);
+  return x;
+}
+
+/// Checks every element of `rows` rows of input k (tensor `name`, rows
+/// starting at `base`) against the input's range.
+bool checkRows(const std::string &path, const std::string &name, size_t k,
+               const InputSpec &in, const unsigned char *base, int64_t rows,
+               std::string &error) {
+  if (!in.isInteger() || in.range.bound == 0)
+    return true;
+  int64_t numel = in.numel();
+  for (int64_t r = 0; r < rows; ++r) {
+    const unsigned char *row = base + size_t(r) * in.bytes();
+    for (int64_t i = 0; i < numel; ++i) {
+      int64_t v = loadInteger(row, in, i);
+      if (in.range.allows(v))
+        continue;
+      error = path + ": tensor '" + name + "' row " + std::to_string(r) +
+              " element " + std::to_string(i) + ": value " + std::to_string(v) +
+              " is outside the range " + in.range.describe() +
+              " of the program's input " + std::to_string(k);
+      return false;
+    }
+  }
+  return true;
 }
 
 /// Writes byte value `v` as element `i` of an integer buffer.
@@ -122,8 +197,20 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
     }
     d->window = inputs[0].shape.back();
     d->rows = inputs[0].numel() / d->window;
-    if (!readFile(path, d->bytes, error))
+    if (!checkDataFile(path, error) || !readFile(path, d->bytes, error))
       return nullptr;
+    // Every byte is a token, a target or both.
+    for (size_t k = 0; k < 2; ++k)
+      for (size_t i = 0; i < d->bytes.size(); ++i)
+        if (!inputs[k].range.allows(d->bytes[i])) {
+          error = path + ": byte " + std::to_string(d->bytes[i]) +
+                  " at offset " + std::to_string(i) + " is outside the range " +
+                  inputs[k].range.describe() + " of the program's input " +
+                  std::to_string(k) + (k ? " (targets)" : " (tokens)") +
+                  "; text data needs a vocabulary of 256 (token = byte), or "
+                  "a text whose bytes are all in range";
+          return nullptr;
+        }
     int64_t size = int64_t(d->bytes.size());
     if (!(spec.trainFraction > 0 && spec.trainFraction <= 1)) {
       error = "the train fraction must be in (0, 1]";
@@ -146,7 +233,7 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
   }
 
   // Safetensors rows.
-  if (!readSafetensors(path, d->file, error))
+  if (!checkDataFile(path, error) || !readSafetensors(path, d->file, error))
     return nullptr;
   auto bind = [&](const std::string &prefix,
                   std::vector<const unsigned char *> &base,
@@ -185,6 +272,8 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
       }
       count = t->shape[0];
       base.push_back(d->file.data.data() + t->begin);
+      if (!checkRows(path, name, k, inputs[k], base.back(), count, error))
+        return false;
     }
     if (count < 0)
       count = 1; // no inputs at all: every micro-batch is the same
@@ -238,7 +327,7 @@ const void *const *TrainingData::train(int64_t first, int count) {
   }
   pointers.assign(size_t(count) * inputs.size(), nullptr);
   for (int m = 0; m < count; ++m) {
-    int64_t row = (first + m) % trainCount;
+    int64_t row = wrapRow(first, m, trainCount);
     for (size_t k = 0; k < inputs.size(); ++k)
       pointers[size_t(m) * inputs.size() + k] =
           trainBase[k] + size_t(row) * inputs[k].bytes();
@@ -252,7 +341,7 @@ const void *const *TrainingData::eval(int64_t first, int count) {
   if (text) {
     resize(count);
     for (int m = 0; m < count; ++m) {
-      int64_t j = (first + m) % evalCount;
+      int64_t j = wrapRow(first, m, evalCount);
       for (int r = 0; r < rows; ++r)
         textWindow(uint64_t(trainCount + (j * rows + r) * window), m, r);
     }
@@ -260,7 +349,7 @@ const void *const *TrainingData::eval(int64_t first, int count) {
   }
   pointers.assign(size_t(count) * inputs.size(), nullptr);
   for (int m = 0; m < count; ++m) {
-    int64_t row = (first + m) % evalCount;
+    int64_t row = wrapRow(first, m, evalCount);
     for (size_t k = 0; k < inputs.size(); ++k)
       pointers[size_t(m) * inputs.size() + k] =
           evalBase[k] + size_t(row) * inputs[k].bytes();

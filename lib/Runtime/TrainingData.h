@@ -11,6 +11,7 @@
 #ifndef PIPE_RUNTIME_TRAININGDATA_H
 #define PIPE_RUNTIME_TRAININGDATA_H
 
+#include "Manifest.h"
 #include "SafetensorsIO.h"
 
 #include "pipe/Runtime/Trainer.h"
@@ -27,6 +28,9 @@ namespace pipe_rt {
 struct InputSpec {
   std::string dtype; // "f32", "f64", "i64", "i32", "i1"
   std::vector<int64_t> shape;
+  /// Integer inputs: the values the model accepts (the manifest's `range`
+  /// record; no bound when it has none).
+  InputRange range;
   int64_t numel() const;
   size_t elemSize() const;
   size_t bytes() const { return size_t(numel()) * elemSize(); }
@@ -38,10 +42,22 @@ struct InputSpec {
 /// = range * floor(2^64 / range), return x mod range. Counts the draws.
 uint64_t drawOffset(std::mt19937_64 &rng, uint64_t range, uint64_t &draws);
 
+/// Largest data file TrainingData reads (it holds the file in memory):
+/// 16 GiB.
+constexpr uint64_t kMaxDataFileBytes = uint64_t(16) << 30;
+
+/// Micro-batch `first + m` of `count` rows, without overflow for any
+/// `first` (`count` > 0, `m` >= 0): (first + m) mod count in [0, count).
+int64_t wrapRow(int64_t first, int64_t m, int64_t count);
+
 class TrainingData {
 public:
   /// Opens `spec` for a program with graph inputs `inputs`. Text data needs
   /// exactly two integer inputs of one shape [..., T] (tokens, targets).
+  /// Refuses what is not a regular file or is larger than
+  /// kMaxDataFileBytes, and every integer element outside its input's range
+  /// (text: every byte of the file; safetensors: every row of both splits),
+  /// naming the file, tensor, row, element and value.
   static std::unique_ptr<TrainingData>
   open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
        std::string &error);

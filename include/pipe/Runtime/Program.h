@@ -22,6 +22,9 @@
 //   param <pid> <name> <tid> <trainable 0|1>
 //   value <vid> <tid>                            a graph SSA value
 //   input <k> <vid>                              graph argument k (data)
+//   range <k> <bound> <nexempt> <v>...           optional, integer inputs:
+//       each element of input k is in [0, bound) or one of the exempt
+//       values (pipe.index_bound / pipe.index_exempt, docs/host-lowering.md)
 //   loss <vid> <seed>                            scalar loss, its cotangent
 //   function <fid> <symbol> <nargs> <tid>... <nresults> <tid>...
 //   run <rid> <name> <forward-fid> <bwd-input-fid|-1> <bwd-weight-fid|-1>
@@ -142,6 +145,12 @@ void _mlir_memref_to_llvm_free(void *ptr);
 void pipe_rt_gemm_f32(const float *a, const float *b, float *c,
                       const int64_t *dims, const int64_t *a_strides,
                       const int64_t *b_strides, const int64_t *c_strides);
+
+/// Called by block code when a data-dependent index (a gather row, a
+/// scatter target) is outside [0, bound); `site` names the op. The block
+/// goes on with index 0 so that nothing outside its tensors is touched,
+/// and the action running it fails with the first fault of the call.
+void pipe_rt_index_fault(const char *site, int64_t index, int64_t bound);
 
 /// MLIR's c_runner_utils strided copy (memref.copy lowering): `src` and
 /// `dst` point to unranked memrefs {int64_t rank; void *descriptor} of the

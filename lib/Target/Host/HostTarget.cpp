@@ -70,6 +70,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
       &_mlir_memref_to_llvm_aligned_alloc);
   add("_mlir_memref_to_llvm_free", &_mlir_memref_to_llvm_free);
   add("memrefCopy", &memrefCopy);
+  add("pipe_rt_index_fault", &pipe_rt_index_fault);
   return map;
 }
 

@@ -1,5 +1,6 @@
 //===- HostPipeline.cpp - From host-lowered pipe IR to the LLVM dialect ---===//
 
+#include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -25,10 +26,14 @@ struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
 
 void pipe::buildHostToLLVMPipeline(OpPassManager &pm, bool fuseElementwise) {
   // Parsed from text: the upstream passes' option structs differ between
-  // MLIR releases, their textual options do not.
+  // MLIR releases, their textual options do not. The pipeline text is fixed
+  // and registered, so parsing cannot fail.
+  (void)parsePassPipeline(std::string("canonicalize,cse") +
+                              (fuseElementwise ? ",pipe-fuse-elementwise" : ""),
+                          pm);
+  // Data-dependent indices are checked while they are still tensor ops.
+  addIndexGuardPass(pm);
   std::string pipeline =
-      std::string("canonicalize,cse,") +
-      (fuseElementwise ? "pipe-fuse-elementwise," : "") +
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
@@ -38,7 +43,6 @@ void pipe::buildHostToLLVMPipeline(OpPassManager &pm, bool fuseElementwise) {
       "finalize-memref-to-llvm{use-generic-functions=true},"
       "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
       "reconcile-unrealized-casts,pipe-emit-packed-entries";
-  // The pipeline text is fixed and registered, so this cannot fail.
   (void)parsePassPipeline(pipeline, pm);
 }
 
@@ -52,4 +56,5 @@ void pipe::registerPipePipelines() {
       });
   // --pipe-host-to-cuda (CudaPipeline.cpp).
   pipe::registerPipeCudaPipeline();
+  pipe::registerIndexRangePasses();
 }

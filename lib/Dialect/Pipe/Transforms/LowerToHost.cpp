@@ -11,6 +11,7 @@
 #include "ParamData.h"
 #include "pipe/Autodiff/Autodiff.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
+#include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Runtime/Program.h"
 
@@ -200,12 +201,25 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
         << "value " << id << " " << *tid << "\n";
     return success();
   };
-  std::string inputLines, lossLine;
+  // The range of each integer input, which the data loader checks.
+  if (failed(inferIndexRanges(graph, symbols)))
+    return failure();
+  std::string inputLines, rangeLines, lossLine;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
     if (failed(addValue(graph, arg)))
       return failure();
     llvm::raw_string_ostream(inputLines)
         << "input " << arg.getArgNumber() << " " << valueIds[arg] << "\n";
+    FailureOr<std::optional<IndexRange>> range =
+        getIndexRange(graph, arg.getArgNumber());
+    if (failed(range))
+      return failure();
+    if (*range) {
+      llvm::raw_string_ostream os(rangeLines);
+      os << "range " << arg.getArgNumber() << " " << (*range)->bound;
+      appendList(os, (*range)->exempt);
+      os << "\n";
+    }
   }
 
   unsigned runId = 0;
@@ -313,8 +327,9 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       es << "\n";
     }
   }
-  body = typeLines + paramLines + valueLines + inputLines + lossLine +
-         functionLines + runLines + fusedLines + stageLines + edgeLines;
+  body = typeLines + paramLines + valueLines + inputLines + rangeLines +
+         lossLine + functionLines + runLines + fusedLines + stageLines +
+         edgeLines;
   return success();
 }
 
