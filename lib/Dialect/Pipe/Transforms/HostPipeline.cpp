@@ -1,6 +1,5 @@
 //===- HostPipeline.cpp - From host-lowered pipe IR to the LLVM dialect ---===//
 
-#include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -32,7 +31,7 @@ void pipe::buildHostToLLVMPipeline(OpPassManager &pm, bool fuseElementwise) {
                               (fuseElementwise ? ",pipe-fuse-elementwise" : ""),
                           pm);
   // Data-dependent indices are checked while they are still tensor ops.
-  addIndexGuardPass(pm);
+  pm.addPass(createPipeGuardIndices());
   std::string pipeline =
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -56,5 +55,4 @@ void pipe::registerPipePipelines() {
       });
   // --pipe-host-to-cuda (CudaPipeline.cpp).
   pipe::registerPipeCudaPipeline();
-  pipe::registerIndexRangePasses();
 }

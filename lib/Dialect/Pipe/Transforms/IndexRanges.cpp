@@ -1,10 +1,10 @@
-//===- IndexRanges.cpp - Valid ranges of integer inputs, index guards -----===//
+//===- IndexRanges.cpp - Valid ranges of integer graph inputs -------------===//
 //
-// Two halves of one guarantee: an integer the model uses as an index never
+// One half of one guarantee: an integer the model uses as an index never
 // reads or writes outside its tensor. Graph inputs get a range from the IR
-// (what the data loader checks, with a message naming the file and row);
-// everything else that reaches an index is checked where it is used, in the
-// generated code.
+// here (what the data loader checks, with a message naming the file and
+// row); everything else that reaches an index is checked where it is used,
+// in the generated code (GuardIndices.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +20,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -272,197 +271,4 @@ LogicalResult mlir::pipe::inferIndexRanges(GraphOp graph,
                        b.getDenseI64ArrayAttr(found->exempt));
   }
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Guards in generated code
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Whether `v` is computed from constants, linalg.index and loop induction
-/// variables only: such an index is as good as the model, not as the data.
-bool isStaticIndex(Value v, DenseMap<Value, bool> &memo) {
-  auto known = memo.find(v);
-  if (known != memo.end())
-    return known->second;
-  memo[v] = false; // cycles (loop-carried values) are data
-  bool result = false;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-    result = loop && arg == loop.getInductionVar();
-  } else {
-    Operation *def = v.getDefiningOp();
-    result = def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
-             llvm::all_of(def->getOperands(), [&](Value operand) {
-               return isStaticIndex(operand, memo);
-             });
-  }
-  return memo[v] = result;
-}
-
-std::string describeLocation(Location loc) {
-  std::string text;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
-              ":" + Twine(file.getColumn()))
-                 .str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text.empty() ? "unknown location" : text;
-}
-
-class IndexGuard {
-public:
-  explicit IndexGuard(ModuleOp module)
-      : module(module), ctx(module.getContext()) {}
-
-  /// Guards indices [firstIndex, firstIndex + rank) of `op`, which accesses
-  /// `container` (a tensor or memref).
-  void guard(Operation *op, func::FuncOp fn, Value container,
-             unsigned firstIndex);
-
-private:
-  Value site(OpBuilder &b, Location loc, StringRef text);
-  func::FuncOp callee();
-
-  ModuleOp module;
-  MLIRContext *ctx;
-  DenseMap<Value, bool> memo;
-  llvm::StringMap<LLVM::GlobalOp> sites;
-  func::FuncOp fault;
-};
-
-func::FuncOp IndexGuard::callee() {
-  if (fault)
-    return fault;
-  if ((fault = module.lookupSymbol<func::FuncOp>("pipe_rt_index_fault")))
-    return fault;
-  OpBuilder b(module.getBodyRegion());
-  Type i64 = b.getI64Type();
-  fault = func::FuncOp::create(
-      b, module.getLoc(), "pipe_rt_index_fault",
-      FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx), i64, i64}, {}));
-  fault.setPrivate();
-  return fault;
-}
-
-/// A pointer to the NUL-terminated `text`, one global per distinct text.
-Value IndexGuard::site(OpBuilder &b, Location loc, StringRef text) {
-  LLVM::GlobalOp &global = sites[text];
-  if (!global) {
-    OpBuilder gb(module.getBodyRegion());
-    std::string value = text.str();
-    value.push_back('\0');
-    auto type = LLVM::LLVMArrayType::get(gb.getI8Type(), value.size());
-    global = LLVM::GlobalOp::create(
-        gb, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
-        "pipe_index_site_" + std::to_string(sites.size() - 1),
-        gb.getStringAttr(value));
-  }
-  return LLVM::AddressOfOp::create(b, loc, global);
-}
-
-void IndexGuard::guard(Operation *op, func::FuncOp fn, Value container,
-                       unsigned firstIndex) {
-  Location loc = op->getLoc();
-  auto type = cast<ShapedType>(container.getType());
-  for (unsigned i = 0; i < type.getRank(); ++i) {
-    Value index = op->getOperand(firstIndex + i);
-    if (isStaticIndex(index, memo))
-      continue;
-    OpBuilder b(op);
-    Value dim;
-    if (!type.isDynamicDim(i))
-      dim = arith::ConstantIndexOp::create(b, loc, type.getDimSize(i));
-    else if (isa<MemRefType>(type))
-      dim = memref::DimOp::create(b, loc, container, i);
-    else
-      dim = tensor::DimOp::create(b, loc, container, i);
-    // Unsigned: a negative index is out of range too.
-    Value bad =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, dim);
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << describeLocation(loc) << ": " << op->getName() << " in @"
-       << fn.getSymName() << ", index " << i << " of " << type;
-    scf::IfOp::create(b, loc, bad, [&](OpBuilder &nb, Location l) {
-      Type i64 = nb.getI64Type();
-      Value where = site(nb, l, text);
-      Value value = arith::IndexCastOp::create(nb, l, i64, index);
-      Value bound = arith::IndexCastOp::create(nb, l, i64, dim);
-      func::CallOp::create(nb, l, callee(), ValueRange{where, value, bound});
-      scf::YieldOp::create(nb, l);
-    });
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    op->setOperand(firstIndex + i,
-                   arith::SelectOp::create(b, loc, bad, zero, index));
-  }
-}
-
-struct InferIndexRangesPass
-    : PassWrapper<InferIndexRangesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InferIndexRangesPass)
-  StringRef getArgument() const final { return "pipe-infer-index-ranges"; }
-  StringRef getDescription() const final {
-    return "Records on each integer pipe.graph argument the range its values "
-           "must have (pipe.index_bound, pipe.index_exempt), from its uses "
-           "as an index; --pipe-lower-to-host does the same for the manifest";
-  }
-  void runOnOperation() override {
-    SymbolTable symbols(getOperation());
-    for (GraphOp graph : getOperation().getOps<GraphOp>())
-      if (failed(inferIndexRanges(graph, symbols)))
-        return signalPassFailure();
-  }
-};
-
-struct GuardIndicesPass
-    : PassWrapper<GuardIndicesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GuardIndicesPass)
-  StringRef getArgument() const final { return "pipe-guard-indices"; }
-  StringRef getDescription() const final {
-    return "Checks every data-dependent tensor.extract / tensor.insert "
-           "(or memref.load / memref.store) index of the func.func ops "
-           "against its dimension: out of range calls "
-           "pipe_rt_index_fault and uses index 0 (part of "
-           "--pipe-host-to-llvm)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
-                    memref::MemRefDialect, scf::SCFDialect,
-                    tensor::TensorDialect>();
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    IndexGuard guard(module);
-    for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      SmallVector<Operation *> accesses;
-      fn.walk([&](Operation *op) {
-        if (isa<tensor::ExtractOp, tensor::InsertOp, memref::LoadOp,
-                memref::StoreOp>(op))
-          accesses.push_back(op);
-      });
-      // Reads: (container, indices...); writes: (value, container,
-      // indices...).
-      for (Operation *op : accesses) {
-        unsigned first = isa<tensor::ExtractOp, memref::LoadOp>(op) ? 1 : 2;
-        guard.guard(op, fn, op->getOperand(first - 1), first);
-      }
-    }
-  }
-};
-
-} // namespace
-
-void mlir::pipe::addIndexGuardPass(OpPassManager &pm) {
-  pm.addPass(std::make_unique<GuardIndicesPass>());
-}
-
-void mlir::pipe::registerIndexRangePasses() {
-  PassRegistration<InferIndexRangesPass>();
-  PassRegistration<GuardIndicesPass>();
 }

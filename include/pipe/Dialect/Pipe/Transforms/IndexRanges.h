@@ -1,11 +1,11 @@
-//===- IndexRanges.h - Integer input ranges, index guards -------*- C++ -*-===//
+//===- IndexRanges.h - Valid ranges of integer graph inputs -----*- C++ -*-===//
 //
 // Integer graph inputs (token ids, class targets) index tables inside the
 // model. inferIndexRanges finds from the IR which values each input may hold
 // and records them on the graph's arguments; pipe-lower-to-host writes them
 // into the manifest, where the data loader checks every row against them.
 // Indices the model computes are guarded in the generated code instead
-// (addIndexGuardPass). See docs/host-lowering.md, "Index ranges".
+// (--pipe-guard-indices). See docs/host-lowering.md, "Index ranges".
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,6 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -48,17 +47,6 @@ FailureOr<std::optional<IndexRange>> getIndexRange(GraphOp graph, unsigned arg);
 /// input with and keeps away from the index (select(x != K, x, c)) are
 /// exempt.
 LogicalResult inferIndexRanges(GraphOp graph, SymbolTable &symbols);
-
-/// Adds the pass that guards every data-dependent index of a tensor.extract
-/// or tensor.insert in the func.func ops of the module (after
-/// --pipe-lower-to-host, before bufferization): an index outside its
-/// dimension calls pipe_rt_index_fault (include/pipe/Runtime/Program.h) and
-/// is replaced by 0. Indices computed from constants, linalg.index and loop
-/// induction variables only are left alone.
-void addIndexGuardPass(OpPassManager &pm);
-
-/// Registers `--pipe-infer-index-ranges` and `--pipe-guard-indices` (pipe-opt).
-void registerIndexRangePasses();
 
 } // namespace mlir::pipe
 

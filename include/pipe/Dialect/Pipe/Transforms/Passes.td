@@ -378,6 +378,49 @@ def PipeLowerToHost : Pass<"pipe-lower-to-host", "ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def PipeInferIndexRanges : Pass<"pipe-infer-index-ranges", "ModuleOp"> {
+  let summary = "Records the range of every integer graph input from its "
+                "uses as an index";
+  let description = [{
+    For every integer argument of every `pipe.graph`, finds the tightest
+    range its values must have over its uses as an index: the indexed
+    dimension of each `tensor.extract` / `tensor.insert` it reaches (through
+    `pipe.run`, integer casts, reshapes, slices and elementwise copies in
+    `linalg.generic`), and the loop range of each `linalg.index` it is
+    compared with (a class selected by its target). Values the model keeps
+    away from the index (`select(x != K, x, c)`, e.g. the ignore index
+    -100) are exempt. Recorded as `pipe.index_bound` and `pipe.index_exempt`
+    on the argument, tightening any already there. `--pipe-lower-to-host`
+    does the same for the manifest, where the data loader reads the ranges
+    and checks every row of the data against them.
+
+    ```
+    pipe-opt m.mlir --pipe-lift-params --pipe-form-blocks --pipe-infer-index-ranges
+    ```
+  }];
+}
+
+def PipeGuardIndices : Pass<"pipe-guard-indices", "ModuleOp"> {
+  let summary = "Checks every data-dependent index of the host code against "
+                "its dimension";
+  let description = [{
+    After `--pipe-lower-to-host`, before bufferization (part of
+    `--pipe-host-to-llvm`): every `tensor.extract` / `tensor.insert` (or
+    `memref.load` / `memref.store`) index in a `func.func` that is not
+    computed from constants, `linalg.index` and loop induction variables
+    alone is compared with its dimension (unsigned, so negative indices
+    count). An index out of range calls the runtime's `pipe_rt_index_fault`
+    with the op's location and bound, which fails the action with that
+    message, and is replaced by 0, so memory out of bounds is never touched.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PipeFuseElementwise : Pass<"pipe-fuse-elementwise", "ModuleOp"> {
   let summary = "Fuses elementwise linalg producers into their consumers in "
                 "block functions";
