@@ -396,7 +396,7 @@ private:
     if (t.end > dataSize)
       return fail(where + "end " + std::to_string(t.end) +
                   " is beyond the data buffer (" + std::to_string(dataSize) +
-                  " bytes; truncated file?)");
+                  " bytes)");
     uint64_t bytes = elemSize;
     for (int64_t d : t.shape) {
       if (d && bytes > UINT64_MAX / uint64_t(d))
