@@ -65,8 +65,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   float w[4] = {1, 2, 3, 4};
   int64_t b = 5;
   std::string error;
-  if (!writeSafetensors(weights,
-                        {{"w", "F32", {4}, w}, {"b", "I64", {}, &b}}, error)) {
+  if (!writeSafetensors(weights, {{"w", "F32", {4}, w}, {"b", "I64", {}, &b}},
+                        error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
     std::abort();
   }
@@ -80,8 +80,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
       options.sgd.momentum = 0.9f;
     }
     char message[512];
-    if (pipe_rt_session_create(lookup, nullptr, &options, &sessions[i],
-                               message, sizeof(message)) != PIPE_RT_OK) {
+    if (pipe_rt_session_create(lookup, nullptr, &options, &sessions[i], message,
+                               sizeof(message)) != PIPE_RT_OK) {
       std::fprintf(stderr, "session: %s\n", message);
       std::abort();
     }
@@ -105,9 +105,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   float before[4], after[4];
   pipe_rt_session_read_param(session, 0, before);
   int64_t values[5] = {-7, -7, -7, -7, -7};
-  int status =
-      pipe_rt_session_load(session, checkpointPath.c_str(), kStateNames,
-                           values, 5);
+  int status = pipe_rt_session_load(session, checkpointPath.c_str(),
+                                    kStateNames, values, 5);
   pipe_rt_session_read_param(session, 0, after);
   if (status != PIPE_RT_OK) {
     const char *error = pipe_rt_session_error(session);

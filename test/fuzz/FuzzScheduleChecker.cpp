@@ -7,8 +7,9 @@
 // are either decoded action by action, any field value in range or not, or
 // a correct GPipe-like schedule (lowerComputeOrders) the remaining bytes then
 // damage (actions dropped, duplicated, swapped, moved, fields rewritten), and
-// optionally a machine with small memory. The checker must report, never crash or hang, whatever it is
-// given; its violations must name a device of the schedule or pipeline.
+// optionally a machine with small memory. The checker must report, never crash
+// or hang, whatever it is given; its violations must name a device of the
+// schedule or pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,8 +194,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     device.memoryBytes = 1024;
   ScheduleCheckOptions options;
   options.memoryLimit = (size & 1) ? 512 : 0;
-  for (const MachineModel *m : {(const MachineModel *)nullptr,
-                                (const MachineModel *)&machine}) {
+  for (const MachineModel *m :
+       {(const MachineModel *)nullptr, (const MachineModel *)&machine}) {
     for (const ScheduleViolation &v :
          checkSchedule(pipeline, schedule, m, options))
       if (v.message.empty() ||

@@ -49,17 +49,24 @@ void touch(const void *const *pointers, int count,
   (void)sink;
 }
 
+std::string path; // the data file, rewritten for every input
+
+void removeFile() { ::unlink(path.c_str()); }
+
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  const char *dir = std::getenv("TMPDIR");
+  path = std::string(dir && *dir ? dir : "/tmp") + "/pipe-fuzz-data-" +
+         std::to_string(::getpid());
+  std::atexit(removeFile);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
   uint8_t control = data[0];
-  static const std::string path = [] {
-    const char *dir = std::getenv("TMPDIR");
-    return std::string(dir && *dir ? dir : "/tmp") + "/pipe-fuzz-data-" +
-           std::to_string(::getpid());
-  }();
   std::FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     std::abort();
@@ -68,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   DataSpec spec;
   spec.path = path;
-  spec.format = control & 1 ? DataSpec::Format::Safetensors
-                            : DataSpec::Format::Text;
+  spec.format =
+      control & 1 ? DataSpec::Format::Safetensors : DataSpec::Format::Text;
   static const double fractions[] = {0.9, 1.0, 0.5, 0.01};
   spec.trainFraction = fractions[(control >> 1) & 3];
   const std::vector<InputSpec> &inputs =

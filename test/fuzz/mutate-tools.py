@@ -146,10 +146,18 @@ def signature(kind, output):
 
 
 def run_one(command, timeout):
-    process = subprocess.Popen(command, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+    for attempt in range(30):
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL,
+                                       start_new_session=True)
+            break
+        except OSError:
+            # The tool is being relinked under a long run: wait for it.
+            if attempt == 29:
+                raise
+            time.sleep(1)
     try:
         output, _ = process.communicate(timeout=timeout)
         return process.returncode, output.decode(errors="replace")

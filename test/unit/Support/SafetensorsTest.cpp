@@ -496,8 +496,9 @@ TEST(SafetensorsErrors, TensorsTileTheData) {
       {"bad.safetensors: tensor 'b': data_offsets: [6, 8] leaves data bytes "
        "[2, 6) unused"});
   expectError(
-      parseError(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
-                 12),
+      parseError(
+          R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
+          12),
       {"bad.safetensors: the tensors cover 2 of the 12 data bytes"});
   expectError(
       parseError(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
@@ -521,8 +522,7 @@ TEST(SafetensorsErrors, HeaderBudget) {
                   llvm::MemoryBuffer::getMemBufferCopy(contents, "t.st"))),
               {"t.st: header length 100000001 exceeds the limit of 100000000 "
                "bytes"});
-  llvm::support::endian::write64le(contents.data(),
-                                   kSafetensorsMaxHeaderBytes);
+  llvm::support::endian::write64le(contents.data(), kSafetensorsMaxHeaderBytes);
   expectError(errorOf(SafetensorsFile::parse(
                   llvm::MemoryBuffer::getMemBufferCopy(contents, "t.st"))),
               {"t.st: header length 100000000 exceeds the 2 bytes"});
