@@ -39,7 +39,6 @@ std::string stDtypeNames() {
   return names;
 }
 
-
 /// The reader's JSON: a parser that knows the header's schema, so that every
 /// error names the tensor and the field, and that nothing but the output is
 /// allocated (a generic JSON tree of a hostile header can be many times its
@@ -88,10 +87,11 @@ private:
     size_t n = size_t(end - begin);
     for (size_t i = 0; i < n;) {
       unsigned c = s[i];
-      size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2
-                             : (c & 0xF0) == 0xE0 ? 3
-                             : (c & 0xF8) == 0xF0 ? 4
-                                                  : 0;
+      size_t len = c < 0x80             ? 1
+                   : (c & 0xE0) == 0xC0 ? 2
+                   : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4
+                                        : 0;
       bad = i;
       if (!len || n - i < len)
         return false;
@@ -369,8 +369,7 @@ private:
                              "expected an array [begin, end]");
                ++count;
                return parseUnsigned(
-                   name, "data_offsets[" + std::to_string(i) + "]",
-                   offsets[i]);
+                   name, "data_offsets[" + std::to_string(i) + "]", offsets[i]);
              }) &&
              (count == 2 ||
               fail(tensorField(name, key) + "expected an array [begin, end]"));
@@ -425,8 +424,8 @@ private:
     uint64_t covered = 0;
     const StTensor *previous = nullptr;
     for (const StTensor *t : order) {
-      std::string range = "[" + std::to_string(t->begin) + ", " +
-                          std::to_string(t->end) + "]";
+      std::string range =
+          "[" + std::to_string(t->begin) + ", " + std::to_string(t->end) + "]";
       if (t->begin < covered)
         return fail(tensorField(t->name, "data_offsets") + range +
                     " overlaps tensor '" + previous->name + "' [" +

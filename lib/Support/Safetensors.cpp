@@ -325,12 +325,11 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     if (spans[i].begin < covered)
       return makeError(fileName + ": tensor '" + file.tensors[i].name +
                        "': data_offsets: " + range(i) + " overlaps tensor '" +
-                       file.tensors[*previous].name + "' " +
-                       range(*previous));
+                       file.tensors[*previous].name + "' " + range(*previous));
     if (spans[i].begin > covered)
       return makeError(fileName + ": tensor '" + file.tensors[i].name +
-                       "': data_offsets: " + range(i) +
-                       " leaves data bytes [" + llvm::Twine(covered) + ", " +
+                       "': data_offsets: " + range(i) + " leaves data bytes [" +
+                       llvm::Twine(covered) + ", " +
                        llvm::Twine(spans[i].begin) +
                        ") unused (tensors must cover the data exactly)");
     covered = spans[i].end;
