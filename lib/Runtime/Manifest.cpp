@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -61,6 +62,12 @@ public:
     int n;
     if (!integer(n, what, 0, 1 << 24))
       return false;
+    // Every element is a field of this line: a count beyond it fails before
+    // anything is allocated for it.
+    if (size_t(n) > fields.size() - pos)
+      return fail("count " + std::to_string(n) + " of " + what +
+                  "s exceeds the " + std::to_string(fields.size() - pos) +
+                  " fields left on the line");
     out.resize(n);
     for (int &v : out)
       if (!integer(v, what, lo, hi))
@@ -221,9 +228,9 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
         if (!lp.integer(dim, "dimension", 0, int64_t(1) << 40))
           return false;
         t.shape.push_back(dim);
-        t.numel *= dim;
-        if (t.numel > (int64_t(1) << 40))
+        if (dim && t.numel > (int64_t(1) << 40) / dim)
           return lp.fail("type too large");
+        t.numel *= dim;
       }
       if (!lp.done())
         return false;
@@ -288,7 +295,7 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
         return false;
       char *end = nullptr;
       m.lossSeed = std::strtod(seed.c_str(), &end);
-      if (*end)
+      if (*end || !std::isfinite(m.lossSeed))
         return lp.fail("bad seed '" + seed + "'");
       const TypeInfo &t = m.types[m.valueTypes[m.lossValue]];
       if (t.dtype != DType::F32 || t.numel != 1)

@@ -15,73 +15,176 @@
 #include <fcntl.h>
 #include <map>
 #include <memory>
+#include <set>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace pipe_rt {
 namespace {
 
-/// A parsed JSON value; only what safetensors headers need.
-struct Json {
-  enum Kind { Null, Bool, Int, String, Array, Object } kind = Null;
-  int64_t integer = 0;
-  bool boolean = false;
-  std::string string;
-  std::vector<Json> items;                           // Array
-  std::vector<std::pair<std::string, Json>> members; // Object, in order
-};
+const std::map<std::string, size_t> &dtypeSizes() {
+  static const std::map<std::string, size_t> sizes = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
+      {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1},
+      {"U16", 2}, {"U32", 4}, {"U64", 8}};
+  return sizes;
+}
 
-class JsonParser {
+/// "BF16, BOOL, ...": the supported dtypes, for errors.
+std::string stDtypeNames() {
+  std::string names;
+  for (const auto &entry : dtypeSizes())
+    names += (names.empty() ? "" : ", ") + entry.first;
+  return names;
+}
+
+/// The reader's JSON: a parser that knows the header's schema, so that every
+/// error names the tensor and the field, and that nothing but the output is
+/// allocated (a generic JSON tree of a hostile header can be many times its
+/// size). Strings are checked to be UTF-8 before parsing.
+class HeaderParser {
 public:
-  JsonParser(const char *begin, const char *end) : p(begin), end(end) {}
+  HeaderParser(const char *begin, const char *end, uint64_t dataSize)
+      : begin(begin), p(begin), end(end), dataSize(dataSize) {}
 
-  bool parseDocument(Json &out, std::string &error) {
-    if (!parseValue(out, 0) || (skipSpace(), p != end)) {
-      error = msg.empty() ? "trailing characters after the JSON header" : msg;
+  bool parse(StFile &out, std::string &error) {
+    size_t badByte;
+    if (!isUtf8(badByte)) {
+      error = "header is not valid UTF-8 (byte " + std::to_string(badByte) +
+              " of the header)";
       return false;
+    }
+    bool ok = parseRoot(out) && checkLayout(out);
+    if (!ok)
+      error = msg;
+    return ok;
+  }
+
+private:
+  const char *begin, *p, *end;
+  uint64_t dataSize;
+  std::string msg;
+
+  bool fail(const std::string &what) {
+    if (msg.empty())
+      msg = what;
+    return false;
+  }
+  bool syntax(const char *what) {
+    return fail("malformed JSON header at byte " + std::to_string(p - begin) +
+                ": " + what);
+  }
+  static std::string tensorField(const std::string &tensor,
+                                 const std::string &field) {
+    return "tensor '" + tensor + "': " + field + ": ";
+  }
+
+  /// Strict UTF-8 (no overlong forms, surrogates or code points above
+  /// U+10FFFF); `bad` is the offset of the first bad byte.
+  bool isUtf8(size_t &bad) const {
+    const auto *s = reinterpret_cast<const unsigned char *>(begin);
+    size_t n = size_t(end - begin);
+    for (size_t i = 0; i < n;) {
+      unsigned c = s[i];
+      size_t len = c < 0x80             ? 1
+                   : (c & 0xE0) == 0xC0 ? 2
+                   : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4
+                                        : 0;
+      bad = i;
+      if (!len || n - i < len)
+        return false;
+      unsigned cp = len == 1 ? c : c & (0x7F >> len);
+      for (size_t k = 1; k < len; ++k) {
+        if ((s[i + k] & 0xC0) != 0x80)
+          return false;
+        cp = (cp << 6) | (s[i + k] & 0x3F);
+      }
+      static const unsigned minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+      if (cp < minimum[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
+        return false;
+      i += len;
     }
     return true;
   }
 
-private:
-  const char *p, *end;
-  std::string msg;
-
-  bool fail(const char *what) {
-    if (msg.empty())
-      msg = std::string("malformed JSON header: ") + what;
-    return false;
-  }
   void skipSpace() {
     while (p != end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
       ++p;
   }
-  bool literal(const char *word) {
-    size_t n = std::strlen(word);
-    if (size_t(end - p) < n || std::memcmp(p, word, n) != 0)
-      return fail("unknown literal");
-    p += n;
+  /// Consumes `c` (after white space) if it is next.
+  bool consume(char c) {
+    skipSpace();
+    if (p == end || *p != c)
+      return false;
+    ++p;
     return true;
+  }
+  bool peek(char c) {
+    skipSpace();
+    return p != end && *p == c;
+  }
+
+  /// `{ "key": <value>, ... }`, calling `member(key)` with `p` at the value.
+  template <typename F> bool parseObject(F member) {
+    if (!consume('{'))
+      return syntax("expected '{'");
+    if (consume('}'))
+      return true;
+    while (true) {
+      std::string key;
+      skipSpace();
+      if (!parseString(key))
+        return false;
+      if (!consume(':'))
+        return syntax("expected ':'");
+      skipSpace();
+      if (!member(key))
+        return false;
+      if (consume(','))
+        continue;
+      if (consume('}'))
+        return true;
+      return syntax("expected ',' or '}'");
+    }
+  }
+  /// `[ <value>, ... ]`, calling `item(index)` with `p` at the value.
+  template <typename F> bool parseArray(F item) {
+    if (!consume('['))
+      return syntax("expected '['");
+    if (consume(']'))
+      return true;
+    for (size_t i = 0;; ++i) {
+      skipSpace();
+      if (!item(i))
+        return false;
+      if (consume(','))
+        continue;
+      if (consume(']'))
+        return true;
+      return syntax("expected ',' or ']'");
+    }
   }
 
   bool parseString(std::string &out) {
     if (p == end || *p != '"')
-      return fail("expected a string");
+      return syntax("expected a string");
     ++p;
     while (true) {
       if (p == end)
-        return fail("unterminated string");
+        return syntax("unterminated string");
       char c = *p++;
       if (c == '"')
         return true;
       if ((unsigned char)c < 0x20)
-        return fail("control character in a string");
+        return syntax("control character in a string");
       if (c != '\\') {
         out.push_back(c);
         continue;
       }
       if (p == end)
-        return fail("unterminated escape");
+        return syntax("unterminated escape");
       char e = *p++;
       switch (e) {
       case '"':
@@ -111,25 +214,25 @@ private:
         if (cp >= 0xD800 && cp < 0xDC00) { // surrogate pair
           unsigned lo = 0;
           if (end - p < 2 || p[0] != '\\' || p[1] != 'u')
-            return fail("unpaired surrogate");
+            return syntax("unpaired surrogate");
           p += 2;
           if (!hex4(lo) || lo < 0xDC00 || lo >= 0xE000)
-            return fail("unpaired surrogate");
+            return syntax("unpaired surrogate");
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return fail("unpaired surrogate");
+          return syntax("unpaired surrogate");
         }
         appendUtf8(out, cp);
         break;
       }
       default:
-        return fail("unknown escape");
+        return syntax("unknown escape");
       }
     }
   }
   bool hex4(unsigned &out) {
     if (end - p < 4)
-      return fail("short \\u escape");
+      return syntax("short \\u escape");
     for (int i = 0; i < 4; ++i) {
       char c = *p++;
       unsigned v = c >= '0' && c <= '9'   ? c - '0'
@@ -137,7 +240,7 @@ private:
                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                           : 16;
       if (v == 16)
-        return fail("bad \\u escape");
+        return syntax("bad \\u escape");
       out = out * 16 + v;
     }
     return true;
@@ -160,93 +263,187 @@ private:
     }
   }
 
-  bool parseValue(Json &out, int depth) {
-    if (depth > 64)
-      return fail("nested too deeply");
+  /// A JSON integer >= 0 (no sign, fraction, exponent or leading zero), for
+  /// field `what` of tensor `tensor`.
+  bool parseUnsigned(const std::string &tensor, const std::string &what,
+                     uint64_t &out) {
+    std::string where = tensorField(tensor, what);
+    if (p != end && *p == '-')
+      return fail(where + "expected a non-negative integer");
+    if (p == end || !(*p >= '0' && *p <= '9'))
+      return fail(where + "expected a non-negative integer");
+    const char *digits = p;
+    out = 0;
+    while (p != end && *p >= '0' && *p <= '9') {
+      unsigned d = unsigned(*p++ - '0');
+      if (out > (UINT64_MAX - d) / 10)
+        return fail(where + "integer out of range");
+      out = out * 10 + d;
+    }
+    if (p - digits > 1 && *digits == '0')
+      return fail(where + "integer with a leading zero");
+    if (p != end && (*p == '.' || *p == 'e' || *p == 'E'))
+      return fail(where + "expected an integer, not a fraction");
+    return true;
+  }
+
+  bool parseRoot(StFile &out) {
+    if (!peek('{'))
+      return fail("the header is not a JSON object");
+    std::set<std::string> names;
+    bool metadata = false;
+    bool ok = parseObject([&](const std::string &key) {
+      if (key == "__metadata__") {
+        if (metadata)
+          return fail("__metadata__ appears twice");
+        metadata = true;
+        return parseMetadata();
+      }
+      if (!names.insert(key).second)
+        return fail("duplicate tensor name '" + key + "'");
+      out.tensors.emplace_back();
+      return parseTensor(key, out.tensors.back());
+    });
+    if (!ok)
+      return false;
     skipSpace();
-    if (p == end)
-      return fail("unexpected end");
-    char c = *p;
-    if (c == '"') {
-      out.kind = Json::String;
-      return parseString(out.string);
-    }
-    if (c == '{') {
-      out.kind = Json::Object;
-      ++p;
-      skipSpace();
-      if (p != end && *p == '}')
-        return ++p, true;
-      while (true) {
-        skipSpace();
-        std::pair<std::string, Json> member;
-        if (!parseString(member.first))
-          return false;
-        skipSpace();
-        if (p == end || *p != ':')
-          return fail("expected ':'");
-        ++p;
-        if (!parseValue(member.second, depth + 1))
-          return false;
-        out.members.push_back(std::move(member));
-        skipSpace();
-        if (p != end && *p == ',') {
-          ++p;
-          continue;
-        }
-        if (p != end && *p == '}')
-          return ++p, true;
-        return fail("expected ',' or '}'");
+    return p == end || syntax("trailing characters after the JSON header");
+  }
+
+  /// `__metadata__`: an object of strings; the runtime keeps none of it.
+  bool parseMetadata() {
+    std::set<std::string> keys;
+    if (!peek('{'))
+      return fail("__metadata__: expected an object of strings");
+    return parseObject([&](const std::string &key) {
+      if (!keys.insert(key).second)
+        return fail("__metadata__: duplicate key '" + key + "'");
+      std::string value;
+      if (!peek('"'))
+        return fail("__metadata__." + key + ": expected a string");
+      return parseString(value);
+    });
+  }
+
+  bool parseTensor(const std::string &name, StTensor &t) {
+    t.name = name;
+    if (!peek('{'))
+      return fail("tensor '" + name +
+                  "': expected an object with dtype, shape and data_offsets");
+    bool hasDtype = false, hasShape = false, hasOffsets = false;
+    uint64_t offsets[2] = {0, 0};
+    bool ok = parseObject([&](const std::string &key) {
+      bool *seen = key == "dtype"          ? &hasDtype
+                   : key == "shape"        ? &hasShape
+                   : key == "data_offsets" ? &hasOffsets
+                                           : nullptr;
+      if (!seen)
+        return fail("tensor '" + name + "': unknown field '" + key + "'");
+      if (*seen)
+        return fail("tensor '" + name + "': duplicate field '" + key + "'");
+      *seen = true;
+      if (key == "dtype") {
+        if (!peek('"'))
+          return fail(tensorField(name, key) + "expected a string");
+        return parseString(t.dtype);
       }
+      if (!peek('['))
+        return fail(tensorField(name, key) +
+                    (key == "shape" ? "expected an array of integers"
+                                    : "expected an array [begin, end]"));
+      if (key == "shape")
+        return parseArray([&](size_t i) {
+          uint64_t dim;
+          std::string what = "shape[" + std::to_string(i) + "]";
+          if (!parseUnsigned(name, what, dim))
+            return false;
+          if (dim > uint64_t(INT64_MAX))
+            return fail(tensorField(name, what) + "dimension too large");
+          t.shape.push_back(int64_t(dim));
+          return true;
+        });
+      size_t count = 0;
+      return parseArray([&](size_t i) {
+               if (i >= 2)
+                 return fail(tensorField(name, key) +
+                             "expected an array [begin, end]");
+               ++count;
+               return parseUnsigned(
+                   name, "data_offsets[" + std::to_string(i) + "]", offsets[i]);
+             }) &&
+             (count == 2 ||
+              fail(tensorField(name, key) + "expected an array [begin, end]"));
+    });
+    if (!ok)
+      return false;
+    if (!hasDtype)
+      return fail(tensorField(name, "dtype") + "missing");
+    if (!hasShape)
+      return fail(tensorField(name, "shape") + "missing");
+    if (!hasOffsets)
+      return fail(tensorField(name, "data_offsets") + "missing");
+    size_t elemSize = stDtypeSize(t.dtype);
+    if (!elemSize)
+      return fail(tensorField(name, "dtype") + "unknown dtype '" + t.dtype +
+                  "' (supported: " + stDtypeNames() + ")");
+    t.begin = offsets[0];
+    t.end = offsets[1];
+    std::string where = tensorField(name, "data_offsets");
+    if (t.begin > t.end)
+      return fail(where + "begin " + std::to_string(t.begin) +
+                  " is after end " + std::to_string(t.end));
+    if (t.end > dataSize)
+      return fail(where + "end " + std::to_string(t.end) +
+                  " is beyond the data buffer (" + std::to_string(dataSize) +
+                  " bytes)");
+    uint64_t bytes = elemSize;
+    for (int64_t d : t.shape) {
+      if (d && bytes > UINT64_MAX / uint64_t(d))
+        return fail(tensorField(name, "shape") + "element count overflows");
+      bytes *= uint64_t(d);
     }
-    if (c == '[') {
-      out.kind = Json::Array;
-      ++p;
-      skipSpace();
-      if (p != end && *p == ']')
-        return ++p, true;
-      while (true) {
-        out.items.emplace_back();
-        if (!parseValue(out.items.back(), depth + 1))
-          return false;
-        skipSpace();
-        if (p != end && *p == ',') {
-          ++p;
-          continue;
-        }
-        if (p != end && *p == ']')
-          return ++p, true;
-        return fail("expected ',' or ']'");
-      }
+    if (bytes != t.end - t.begin)
+      return fail(where + "span of " + std::to_string(t.end - t.begin) +
+                  " bytes does not match shape and dtype (" +
+                  std::to_string(bytes) + " bytes)");
+    return true;
+  }
+
+  /// The tensors tile the data buffer: sorted by offsets, each begins where
+  /// the previous one ends and the last ends at the end of the file (as the
+  /// reference library requires), so no byte is shared or unaccounted for.
+  bool checkLayout(const StFile &out) {
+    std::vector<const StTensor *> order;
+    for (const StTensor &t : out.tensors)
+      order.push_back(&t);
+    std::sort(order.begin(), order.end(),
+              [](const StTensor *a, const StTensor *b) {
+                return std::tie(a->begin, a->end, a->name) <
+                       std::tie(b->begin, b->end, b->name);
+              });
+    uint64_t covered = 0;
+    const StTensor *previous = nullptr;
+    for (const StTensor *t : order) {
+      std::string range =
+          "[" + std::to_string(t->begin) + ", " + std::to_string(t->end) + "]";
+      if (t->begin < covered)
+        return fail(tensorField(t->name, "data_offsets") + range +
+                    " overlaps tensor '" + previous->name + "' [" +
+                    std::to_string(previous->begin) + ", " +
+                    std::to_string(previous->end) + "]");
+      if (t->begin > covered)
+        return fail(tensorField(t->name, "data_offsets") + range +
+                    " leaves data bytes [" + std::to_string(covered) + ", " +
+                    std::to_string(t->begin) +
+                    ") unused (tensors must cover the data exactly)");
+      covered = t->end;
+      previous = t;
     }
-    if (c == 't' || c == 'f') {
-      out.kind = Json::Bool;
-      out.boolean = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n')
-      return literal("null");
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      // Integers only: safetensors headers never need fractions, and a
-      // metadata value that is a number is skipped as an integer too.
-      bool neg = c == '-';
-      if (neg)
-        ++p;
-      if (p == end || !(*p >= '0' && *p <= '9'))
-        return fail("bad number");
-      uint64_t v = 0;
-      while (p != end && *p >= '0' && *p <= '9') {
-        if (v > (uint64_t(INT64_MAX) - (*p - '0')) / 10)
-          return fail("integer out of range");
-        v = v * 10 + (*p++ - '0');
-      }
-      if (p != end && (*p == '.' || *p == 'e' || *p == 'E'))
-        return fail("non-integer number");
-      out.kind = Json::Int;
-      out.integer = neg ? -int64_t(v) : int64_t(v);
-      return true;
-    }
-    return fail("unexpected character");
+    if (covered != dataSize)
+      return fail("the tensors cover " + std::to_string(covered) + " of the " +
+                  std::to_string(dataSize) +
+                  " data bytes (trailing bytes after the last tensor)");
+    return true;
   }
 };
 
@@ -310,94 +507,44 @@ const StTensor *StFile::find(const std::string &name) const {
 }
 
 size_t stDtypeSize(const std::string &dtype) {
-  static const std::map<std::string, size_t> sizes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
-      {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1},
-      {"U16", 2}, {"U32", 4}, {"U64", 8}};
-  auto it = sizes.find(dtype);
-  return it == sizes.end() ? 0 : it->second;
+  auto it = dtypeSizes().find(dtype);
+  return it == dtypeSizes().end() ? 0 : it->second;
+}
+
+bool parseSafetensors(const std::string &name, const unsigned char *bytes,
+                      size_t size, StFile &out, std::string &error) {
+  auto bad = [&](const std::string &what) {
+    error = name + ": " + what;
+    return false;
+  };
+  if (size < 8)
+    return bad("file is " + std::to_string(size) +
+               " bytes, too short for the 8-byte header length");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | bytes[i];
+  if (n > kStMaxHeaderBytes)
+    return bad("header length " + std::to_string(n) + " exceeds the limit of " +
+               std::to_string(kStMaxHeaderBytes) + " bytes");
+  if (n > size - 8)
+    return bad("header length " + std::to_string(n) + " exceeds the " +
+               std::to_string(size - 8) +
+               " bytes that follow it (truncated file?)");
+  const char *hdr = reinterpret_cast<const char *>(bytes + 8);
+  StFile file;
+  std::string what;
+  if (!HeaderParser(hdr, hdr + n, size - 8 - n).parse(file, what))
+    return bad(what);
+  file.data.assign(bytes + 8 + n, bytes + size);
+  out = std::move(file);
+  return true;
 }
 
 bool readSafetensors(const std::string &path, StFile &out, std::string &error) {
   std::vector<unsigned char> bytes;
   if (!readAll(path, bytes, error))
     return false;
-  auto bad = [&](const std::string &what) {
-    error = path + ": " + what;
-    return false;
-  };
-  if (bytes.size() < 8)
-    return bad("truncated (no header length)");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | bytes[i];
-  if (n > bytes.size() - 8)
-    return bad("truncated (header length " + std::to_string(n) +
-               " exceeds the file)");
-  const char *hdr = reinterpret_cast<const char *>(bytes.data() + 8);
-  Json root;
-  std::string jsonError;
-  if (!JsonParser(hdr, hdr + n).parseDocument(root, jsonError))
-    return bad(jsonError);
-  if (root.kind != Json::Object)
-    return bad("the header is not a JSON object");
-  uint64_t dataSize = bytes.size() - 8 - n;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (auto &[name, v] : root.members) {
-    if (name == "__metadata__")
-      continue;
-    if (v.kind != Json::Object)
-      return bad("tensor '" + name + "': entry is not an object");
-    StTensor t;
-    t.name = name;
-    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-    for (auto &[key, field] : v.members) {
-      if (key == "dtype")
-        dtype = &field;
-      else if (key == "shape")
-        shape = &field;
-      else if (key == "data_offsets")
-        offsets = &field;
-    }
-    if (!dtype || dtype->kind != Json::String || !stDtypeSize(dtype->string))
-      return bad("tensor '" + name + "': missing or unknown dtype");
-    t.dtype = dtype->string;
-    if (!shape || shape->kind != Json::Array)
-      return bad("tensor '" + name + "': missing shape");
-    uint64_t numel = 1;
-    for (const Json &d : shape->items) {
-      if (d.kind != Json::Int || d.integer < 0)
-        return bad("tensor '" + name + "': bad shape");
-      t.shape.push_back(d.integer);
-      if (d.integer && numel > UINT64_MAX / uint64_t(d.integer))
-        return bad("tensor '" + name + "': shape overflows");
-      numel *= uint64_t(d.integer);
-    }
-    if (!offsets || offsets->kind != Json::Array ||
-        offsets->items.size() != 2 || offsets->items[0].kind != Json::Int ||
-        offsets->items[1].kind != Json::Int)
-      return bad("tensor '" + name + "': bad data_offsets");
-    int64_t b = offsets->items[0].integer, e = offsets->items[1].integer;
-    if (b < 0 || e < b || uint64_t(e) > dataSize)
-      return bad("tensor '" + name + "': data_offsets [" + std::to_string(b) +
-                 ", " + std::to_string(e) + "] outside the data (truncated?)");
-    size_t es = stDtypeSize(t.dtype);
-    if (numel > UINT64_MAX / es || uint64_t(e - b) != numel * es)
-      return bad("tensor '" + name + "': " + std::to_string(e - b) +
-                 " bytes do not match its dtype and shape");
-    t.begin = uint64_t(b);
-    t.end = uint64_t(e);
-    if (out.find(name))
-      return bad("tensor '" + name + "' appears twice");
-    ranges.push_back({t.begin, t.end});
-    out.tensors.push_back(std::move(t));
-  }
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second)
-      return bad("tensor data ranges overlap");
-  out.data.assign(bytes.begin() + 8 + n, bytes.end());
-  return true;
+  return parseSafetensors(path, bytes.data(), bytes.size(), out, error);
 }
 
 bool writeSafetensors(const std::string &path,

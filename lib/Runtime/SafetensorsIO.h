@@ -33,9 +33,23 @@ struct StFile {
 /// Bytes per element of a safetensors dtype, 0 if unknown.
 size_t stDtypeSize(const std::string &dtype);
 
-/// Reads and validates `path` (header well formed, offsets inside the file,
-/// non-overlapping, sizes consistent with dtype and shape). On error returns
-/// false with a message naming the file in `error`.
+/// The largest JSON header the reader accepts, in bytes (the reference
+/// Python library's limit): a corrupt length cannot make it read or allocate
+/// more than this for the header.
+constexpr uint64_t kStMaxHeaderBytes = 100000000;
+
+/// Validates the safetensors file `bytes` and copies it into `out`: header
+/// length within the file and kStMaxHeaderBytes, a header of strict UTF-8
+/// JSON naming each tensor once with exactly dtype, shape and data_offsets
+/// (plus an optional "__metadata__" object of strings, keys unique), known
+/// dtypes, byte sizes consistent with dtype and shape without overflow, and
+/// tensors tiling the data exactly (no overlap, no gap, nothing after the
+/// last). On error returns false with a message naming `name` and the tensor
+/// and field at fault in `error`, and leaves `out` unchanged.
+bool parseSafetensors(const std::string &name, const unsigned char *bytes,
+                      size_t size, StFile &out, std::string &error);
+
+/// Reads `path` and validates it as parseSafetensors does.
 bool readSafetensors(const std::string &path, StFile &out, std::string &error);
 
 /// One tensor to write: `data` points to numel * dtype-size bytes.

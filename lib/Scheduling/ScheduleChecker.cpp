@@ -105,8 +105,14 @@ bool Checker::checkStatic() {
     llvm::DenseSet<int> tokensDefined, tokensWaited;
     for (int i = 0, e = schedule.devices[d].size(); i < e; ++i) {
       const ScheduleAction &a = schedule.devices[d][i];
+      // Play indexes per-stage state with `stage`: every kind but transfers
+      // (src, dst), waits and reductions (param) needs a real one.
+      bool needsStage =
+          a.kind != ActionKind::Send && a.kind != ActionKind::Recv &&
+          a.kind != ActionKind::Wait && a.kind != ActionKind::ReduceGrad;
       if (a.stage >= (int)numStages || a.src >= (int)numStages ||
-          a.dst >= (int)numStages) {
+          a.dst >= (int)numStages || a.stage < (needsStage ? 0 : -1) ||
+          a.src < -1 || a.dst < -1) {
         report(d, i, "names a stage the pipeline does not have");
         ok = false;
         continue;

@@ -247,6 +247,10 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer) {
                      " bytes, too short for the 8-byte header length");
   uint64_t headerSize = llvm::support::endian::read64le(contents.data());
   uint64_t available = contents.size() - 8;
+  if (headerSize > kSafetensorsMaxHeaderBytes)
+    return makeError(fileName + ": header length " + llvm::Twine(headerSize) +
+                     " exceeds the limit of " +
+                     llvm::Twine(kSafetensorsMaxHeaderBytes) + " bytes");
   if (headerSize > available)
     return makeError(fileName + ": header length " + llvm::Twine(headerSize) +
                      " exceeds the " + llvm::Twine(available) +
@@ -306,22 +310,35 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     return file.tensors[a].name < file.tensors[b].name;
   });
 
-  // Holes between tensors are tolerated; overlaps are not. Empty tensors
-  // occupy no bytes and so overlap nothing.
-  std::optional<unsigned> furthest;
+  // The tensors tile the data buffer, as the reference library requires: in
+  // file order each begins where the previous one ends (empty tensors
+  // included) and the last ends with the file, so that no byte is shared or
+  // unaccounted for.
+  uint64_t covered = 0;
+  std::optional<unsigned> previous;
   for (unsigned i : order) {
-    if (spans[i].begin == spans[i].end)
-      continue;
-    if (furthest && spans[i].begin < spans[*furthest].end)
+    auto range = [&](unsigned t) {
+      return ("[" + llvm::Twine(spans[t].begin) + ", " +
+              llvm::Twine(spans[t].end) + "]")
+          .str();
+    };
+    if (spans[i].begin < covered)
       return makeError(fileName + ": tensor '" + file.tensors[i].name +
-                       "': data_offsets: [" + llvm::Twine(spans[i].begin) +
-                       ", " + llvm::Twine(spans[i].end) +
-                       "] overlaps tensor '" + file.tensors[*furthest].name +
-                       "' [" + llvm::Twine(spans[*furthest].begin) + ", " +
-                       llvm::Twine(spans[*furthest].end) + "]");
-    if (!furthest || spans[i].end > spans[*furthest].end)
-      furthest = i;
+                       "': data_offsets: " + range(i) + " overlaps tensor '" +
+                       file.tensors[*previous].name + "' " + range(*previous));
+    if (spans[i].begin > covered)
+      return makeError(fileName + ": tensor '" + file.tensors[i].name +
+                       "': data_offsets: " + range(i) + " leaves data bytes [" +
+                       llvm::Twine(covered) + ", " +
+                       llvm::Twine(spans[i].begin) +
+                       ") unused (tensors must cover the data exactly)");
+    covered = spans[i].end;
+    previous = i;
   }
+  if (covered != data.size())
+    return makeError(fileName + ": the tensors cover " + llvm::Twine(covered) +
+                     " of the " + llvm::Twine(data.size()) +
+                     " data bytes (trailing bytes after the last tensor)");
 
   std::vector<SafetensorsTensor> sorted;
   sorted.reserve(order.size());

@@ -38,6 +38,11 @@ class raw_ostream;
 
 namespace mlir::pipe {
 
+/// The largest JSON header the reader accepts, in bytes (the reference
+/// Python library's limit): a corrupt header length cannot make it parse
+/// more than this.
+constexpr uint64_t kSafetensorsMaxHeaderBytes = 100000000;
+
 /// Element types of the safetensors format that the project handles.
 enum class SafetensorsDType {
   F64,

@@ -473,19 +473,59 @@ TEST(SafetensorsErrors, Fields) {
   }
 }
 
-TEST(SafetensorsErrors, HolesAndEmptyTensorsAreAccepted) {
-  // A gap between tensors, trailing bytes, and an empty tensor placed inside
-  // another tensor's span are all tolerated.
+TEST(SafetensorsErrors, TensorsTileTheData) {
+  // In file order each tensor begins where the previous one ends, empty
+  // tensors included, and the last ends with the file.
   llvm::Expected<SafetensorsFile> file = SafetensorsFile::parse(makeFile(
-      R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [6, 8]},
+      R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]},
           "a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
-          "e": {"dtype": "F32", "shape": [0], "data_offsets": [1, 1]}})",
-      12));
+          "e": {"dtype": "F32", "shape": [0], "data_offsets": [2, 2]}})",
+      4));
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
   ASSERT_EQ(file->getTensors().size(), 3u);
   EXPECT_EQ(file->getTensors()[0].name, "a");
   EXPECT_EQ(file->getTensors()[1].name, "e");
   EXPECT_EQ(file->getTensors()[2].name, "b");
+
+  // Gaps, trailing bytes and an empty tensor inside another are errors (the
+  // reference library rejects them too).
+  expectError(
+      parseError(R"({"b": {"dtype": "U8", "shape": [2], "data_offsets": [6, 8]},
+                     "a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
+                 8),
+      {"bad.safetensors: tensor 'b': data_offsets: [6, 8] leaves data bytes "
+       "[2, 6) unused"});
+  expectError(
+      parseError(
+          R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
+          12),
+      {"bad.safetensors: the tensors cover 2 of the 12 data bytes"});
+  expectError(
+      parseError(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+                     "e": {"dtype": "U8", "shape": [0], "data_offsets": [1, 1]}})",
+                 2),
+      {"bad.safetensors: tensor 'e': data_offsets: [1, 1] overlaps tensor 'a' "
+       "[0, 2]"});
+  expectError(parseError("{}", 1),
+              {"bad.safetensors: the tensors cover 0 of the 1 data bytes"});
+}
+
+TEST(SafetensorsErrors, HeaderBudget) {
+  // A header length just above the limit fails before anything is read,
+  // whatever the file holds; one at the limit is only checked against the
+  // file.
+  std::string contents(8, '\0');
+  contents += "{}";
+  llvm::support::endian::write64le(contents.data(),
+                                   kSafetensorsMaxHeaderBytes + 1);
+  expectError(errorOf(SafetensorsFile::parse(
+                  llvm::MemoryBuffer::getMemBufferCopy(contents, "t.st"))),
+              {"t.st: header length 100000001 exceeds the limit of 100000000 "
+               "bytes"});
+  llvm::support::endian::write64le(contents.data(), kSafetensorsMaxHeaderBytes);
+  expectError(errorOf(SafetensorsFile::parse(
+                  llvm::MemoryBuffer::getMemBufferCopy(contents, "t.st"))),
+              {"t.st: header length 100000000 exceeds the 2 bytes"});
 }
 
 //===----------------------------------------------------------------------===//

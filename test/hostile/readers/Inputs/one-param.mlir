@@ -1,0 +1,1 @@
+pipe.param @w : tensor<2xf32>
