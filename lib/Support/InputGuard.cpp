@@ -153,12 +153,18 @@ std::string drain(int fd, size_t limit) {
   return kept;
 }
 
-/// The first line of what the child printed that says what went wrong.
+/// What the child said about what went wrong: its first diagnostic (the
+/// parser's own error, which says where), or else a runtime's last words
+/// (LLVM ERROR, glibc's heap checks).
 std::string lastWords(StringRef output) {
-  for (StringRef line : llvm::split(output, '\n')) {
+  SmallVector<StringRef> lines;
+  output.split(lines, '\n');
+  for (StringRef line : lines)
+    if (line.contains(": error: "))
+      return line.trim().take_front(300).str();
+  for (StringRef line : lines) {
     line = line.trim();
-    if (line.contains("ERROR") || line.contains("error") ||
-        line.contains("Assertion") || line.contains("double free") ||
+    if (line.starts_with("LLVM ERROR") || line.contains("double free") ||
         line.contains("corrupted") || line.contains("free()"))
       return line.take_front(300).str();
   }
@@ -262,12 +268,12 @@ LogicalResult pipe::probeParse(const llvm::MemoryBuffer &file,
   ContainedRun run = runContained([&] {
     // Only this thread exists in the child: no thread pool.
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-    ScopedDiagnosticHandler quiet(&context,
-                                  [](Diagnostic &) { return success(); });
     auto parseChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                           raw_ostream &) -> LogicalResult {
       llvm::SourceMgr sourceMgr;
       sourceMgr.AddNewSourceBuffer(std::move(chunk), llvm::SMLoc());
+      // Into the pipe: the last diagnostic before a crash says where.
+      SourceMgrDiagnosticHandler handler(sourceMgr, &context, llvm::errs());
       OwningOpRef<ModuleOp> module =
           parseSourceFile<ModuleOp>(sourceMgr, &context);
       return success(bool(module));

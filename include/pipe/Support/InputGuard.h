@@ -81,10 +81,10 @@ LogicalResult checkInputText(const llvm::MemoryBuffer &file,
 
 /// Parses and verifies `file` (each chunk between `splitMarker` lines, if
 /// one is given, as `-split-input-file` does) in a forked child with a
-/// fresh context over `registry`, discarding its diagnostics. Fails, with
-/// `file: error: ...` on llvm::errs(), only if the child did not end
-/// normally; whether the input is valid is for the caller's own parse to
-/// say.
+/// fresh context over `registry`. Fails, with `file: error: ...` on
+/// llvm::errs() quoting the child's last diagnostic, only if the child did
+/// not end normally; whether the input is valid is for the caller's own
+/// parse to say.
 LogicalResult probeParse(const llvm::MemoryBuffer &file,
                          const DialectRegistry &registry,
                          StringRef splitMarker = {});
