@@ -3,6 +3,7 @@
 with it, or names an absolute path of some machine.
 
 Usage: check-references.py [SOURCE_DIR]
+       check-references.py --self-test
 
 Checks every file git tracks or would add (tracked, plus untracked files
 that .gitignore does not exclude), so that a new file is caught before it
@@ -85,7 +86,37 @@ def check_text(path, text):
     return findings
 
 
+# Lines the check must flag, and lines it must accept (run by --self-test,
+# so that a loosened pattern cannot silently pass everything). The flagged
+# names are assembled so that this file itself stays clean.
+SELF_TEST_FLAGGED = [
+    "see " + "TOOLCHAIN" + ".md for the list",
+    "(" + "BACKGROUND" + ".md section 4)",
+    '"notes": "from /' + 'work/shared/' + 'docs/x"',
+    "cd /" + "home/alice/pipe-mlir",
+    "--work /" + "opt/data/run",
+]
+SELF_TEST_ACCEPTED = [
+    "see docs/background.md section 2 and docs/hardware.md",
+    "/usr/lib/llvm-22/bin/lit and /usr/local/cuda/bin/ptxas, /dev/null",
+    "bubble (p - 1)/(m + p - 1), a/b/c, <repo>/build/bin, $HOME/.cache/x",
+    'ls "$d"/lib/libcublas.so; dir + "/missing/out"; /tmp/pipe-x/y',
+]
+
+
+def self_test():
+    failures = [line for line in SELF_TEST_FLAGGED
+                if not check_text("probe", line)]
+    failures += [line for line in SELF_TEST_ACCEPTED
+                 if check_text("probe", line)]
+    for line in failures:
+        print(f"check-references: self-test misjudges: {line}")
+    return 1 if failures else 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..")
     findings = []
