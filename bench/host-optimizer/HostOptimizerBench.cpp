@@ -2,7 +2,7 @@
 //
 // Usage: bench-host-optimizer [options]
 //   --params N        parameters (302000000: the BERT-Large-shaped encoder of
-//                     BACKGROUND.md section 4)
+//                     docs/hardware.md)
 //   --steps S         timed steps per row after one warm-up step; the best
 //                     is reported (5)
 //   --threads LIST    optimizer worker counts, e.g. 1,2,16 (1,2)

@@ -1,4 +1,4 @@
-"""The L2L benchmark model (BACKGROUND.md §4): a stack of
+"""The L2L benchmark model (docs/hardware.md): a stack of
 `torch.nn.TransformerEncoderLayer`s with their defaults (post-LN, ReLU,
 sequence-first layout), dropout 0, no embeddings or head, loss mean(y²).
 BERT-Large shape: 24 layers, d 1024, 16 heads, ff 4096, seq 128 (302M

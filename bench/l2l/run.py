@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""L2L benchmark: the BERT-Large-shaped encoder of BACKGROUND.md §4 trained
+"""L2L benchmark: the BERT-Large-shaped encoder of docs/hardware.md trained
 layer to layer (`l2l` and its constant-memory variant) at several depths
 and batch sizes, against PyTorch eager on the same machine. docs/l2l-bench.md
 describes the method and records the results.
@@ -43,7 +43,7 @@ PRESETS = {"bert-large": encoder.BERT_LARGE, "tiny": encoder.TINY,
            # BERT-Large layers on 4-token sequences: the parameter server's
            # host-side costs on a CPU, where full sequences take minutes.
            "bert-large-seq4": dict(encoder.BERT_LARGE, seq=4)}
-# H200 figures of BACKGROUND.md §4 (the roofline of the breakdown).
+# Measured H200 figures of docs/hardware.md (the roofline of the breakdown).
 PEAK_FLOPS = 713e12
 COPY_BYTES_PER_S = 55e9
 

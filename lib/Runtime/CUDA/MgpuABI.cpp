@@ -1,9 +1,9 @@
 //===- MgpuABI.cpp - MLIR's GPU runtime ABI on the CUDA driver API --------===//
 //
 // The mgpu* functions that code lowered by MLIR's gpu-to-llvm calls (see
-// CUDA.h and TOOLCHAIN.md for the list). They cannot return errors, so an
-// error is reported to the running block call (the action then fails with
-// PIPE_RT_DEVICE_ERROR and the message) or, outside one, kept for
+// CUDA.h and docs/cuda-runtime.md for the list). They cannot return errors,
+// so an error is reported to the running block call (the action then fails
+// with PIPE_RT_DEVICE_ERROR and the message) or, outside one, kept for
 // pipe_rt_cuda_last_error.
 //
 // Modules: generated code loads them from a global constructor, possibly

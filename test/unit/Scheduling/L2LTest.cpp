@@ -77,7 +77,7 @@ TEST(L2L, ConstantMemoryIsFlatInDepth) {
 
 TEST(L2L, Figures) {
   // With the preset's host optimizer (3.8 Gparam/s), then with a free one
-  // to isolate the copies (the arithmetic of BACKGROUND.md section 2).
+  // to isolate the copies (the arithmetic of docs/background.md section 2).
   for (bool hostOptimizer : {true, false}) {
     MachineModel machine = getH200();
     if (!hostOptimizer)
@@ -100,14 +100,14 @@ TEST(L2L, Figures) {
               dev.exposedCopyTime * 1e3, dev.exposedCopyTime / r.stepTime,
               dev.h2dBusy * 1e3, dev.d2hBusy * 1e3, r.hostOptimizerBusy * 1e3);
           // Compute is busy most of the step at batch 128, where the forward
-          // clears the transfer threshold of BACKGROUND.md section 2.
+          // clears the transfer threshold of docs/background.md section 2.
           EXPECT_GT(dev.busyTime, 0);
         }
   }
 }
 
 TEST(L2L, TransferBoundAtSmallBatch) {
-  // BACKGROUND.md section 2: a layer's forward is compute-bound only from
+  // docs/background.md section 2: a layer's forward is compute-bound only from
   // about 12.9k tokens; batch 32 (4.1k tokens) leaves copies exposed,
   // batch 128 (16.4k) hides its loads behind compute.
   MachineModel machine = getH200();
