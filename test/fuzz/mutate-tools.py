@@ -15,6 +15,10 @@ pipe.schedule, sometimes to `pipe-compile`, each under a timeout.
 
 Findings: a signal or abort (`crash`), a timeout (`hang`), and exit 0 from
 `pipe-opt --pipe-check-input` after printing an error (`error-exit-0`).
+Crashes of MLIR's parser that the tools contained (their forked parse died
+and they reported it, InputGuard.h) are no findings, but are counted and
+listed by the parser's last diagnostic (`contained`): bugs of MLIR 22
+worth reporting upstream.
 Each is classified by a signature (the kind, the signal, and the first
 frames of the project or MLIR in the tool's stack dump) and the first input
 of every signature is saved in DIR (default ./mutate-tools-findings) as
@@ -183,6 +187,16 @@ def classify(command, code, output):
     return None
 
 
+def contained(output):
+    """The parser's last words when the tool contained a parser crash."""
+    m = re.search(r"MLIR's parser (crashed \([^)]*\)).*?"
+                  r"(?:\(the parser said: (?:[^:]*:\d+:\d+: )?(.*)\))?$",
+                  output, re.M)
+    if not m:
+        return None
+    return "contained %s: %s" % (m.group(1), (m.group(2) or "")[:120])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools-dir", required=True)
@@ -203,6 +217,7 @@ def main():
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     findings = {}  # signature -> count
+    contained_crashes = {}  # signature -> count
     runs = 0
     start = time.time()
 
@@ -250,6 +265,10 @@ def main():
                 runs += 1
                 found = classify(command, code, output)
                 if not found:
+                    kept = contained(output)
+                    if kept:
+                        contained_crashes[kept] = \
+                            contained_crashes.get(kept, 0) + 1
                     continue
                 findings[found] = findings.get(found, 0) + 1
                 if findings[found] > 1:
@@ -271,6 +290,10 @@ def main():
           "%d distinct signatures" % (runs, seconds, runs / max(seconds, 1e-9),
                                       sum(findings.values()), len(findings)))
     for found, count in sorted(findings.items()):
+        print("  %4d  %s" % (count, found))
+    print("mutate-tools: %d contained parser crashes, %d distinct" % (
+        sum(contained_crashes.values()), len(contained_crashes)))
+    for found, count in sorted(contained_crashes.items()):
         print("  %4d  %s" % (count, found))
     return 1 if findings else 0
 
