@@ -2,6 +2,7 @@
 // RUN: pipe-opt %s --pipe-schedule="kind=l2l microbatches=2" --pipe-verify-schedule | FileCheck %s
 // RUN: pipe-opt %s --pipe-schedule="kind=l2l microbatches=2 constant-memory=true" --pipe-verify-schedule | FileCheck %s --check-prefix=CM
 // RUN: pipe-opt %s --pipe-schedule="kind=l2l microbatches=2 forward-only=true" --pipe-verify-schedule | FileCheck %s --check-prefix=FWD
+// RUN: pipe-opt %s --pipe-schedule="kind=l2l microbatches=2 forward-only=true constant-memory=true" --pipe-verify-schedule | FileCheck %s --check-prefix=FWD
 // RUN: not pipe-opt %S/Inputs/sched-model.mlir --pipe-place=devices=2 --pipe-schedule=kind=l2l 2>&1 | FileCheck %s --check-prefix=ERR
 
 // PLACE-COUNT-1: pipe.placement
@@ -73,8 +74,27 @@ pipe.placement @one graph @model devices 1 {
 // CM:      pipe.wait %[[P]],
 // CM-NEXT: pipe.recompute @s0 mb 0
 
+// Forward-only (evaluation under L2L): per stage, the next stage's load
+// issued first, then this one's forwards and release; no backward, push,
+// host update or offload, with or without constant-memory.
 // FWD-LABEL: pipe.schedule @one_l2l placement @one kind "l2l" microbatches 2 forward_only
-// FWD:         pipe.ps.release @s2
-// FWD-NOT:     pipe.backward
+// FWD-NEXT:    pipe.device 0 {
+// FWD-NEXT:      %[[L0:.*]] = pipe.ps.load @s0
+// FWD-NEXT:      %[[L1:.*]] = pipe.ps.load @s1
+// FWD-NEXT:      pipe.wait %[[L0]]
+// FWD-NEXT:      pipe.forward @s0 mb 0
+// FWD-NEXT:      pipe.forward @s0 mb 1
+// FWD-NEXT:      pipe.ps.release @s0
+// FWD-NEXT:      %[[L2:.*]] = pipe.ps.load @s2
+// FWD-NEXT:      pipe.wait %[[L1]]
+// FWD-NEXT:      pipe.forward @s1 mb 0
+// FWD-NEXT:      pipe.forward @s1 mb 1
+// FWD-NEXT:      pipe.ps.release @s1
+// FWD-NEXT:      pipe.wait %[[L2]]
+// FWD-NEXT:      pipe.forward @s2 mb 0
+// FWD-NEXT:      pipe.forward @s2 mb 1
+// FWD-NEXT:      pipe.ps.release @s2
+// FWD-NEXT:    }
+// FWD-NEXT:  }
 
 // ERR: error: cannot schedule placement @model_placement as 'l2l': l2l runs every stage on device 0, but stage 's1' is on device 1; place the model on one device

@@ -68,13 +68,15 @@ Model:
                          the micro-batches). A MODEL.mlir fixes the
                          micro-batch size itself.
 Placement and schedule:
-  --devices N            simulated devices (default 2)
+  --devices N            simulated devices (default 2; l2l: one)
   --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by
                          --device-model; default: balanced placement
   --device-model NAME    device model preset or JSON for partitioning,
                          memory verification and device capacities
                          (default: none, unlimited memory)
-  --stages-per-device N  balanced placement (default 1; l2l: one per block)
+  --stages-per-device N  balanced placement (default 1; l2l: one per block,
+                         which --devices, --stages-per-device and
+                         --partitioner may not change)
   --schedule KIND        gpipe, 1f1b, interleaved-1f1b, zb-h1, mixed,
                          pipedream-async, l2l (default 1f1b)
   --microbatches N       micro-batches per step (default 4)
@@ -110,6 +112,8 @@ struct CompileFlags {
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   bool sizesGiven = false;
   int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
+  // Given on the command line: L2L sets both itself and rejects them.
+  bool devicesGiven = false, stagesPerDeviceGiven = false;
   std::string partitioner, deviceModel, schedule = "1f1b",
                                         asyncWeights = "stash";
   bool recompute = false, constantMemory = false, compileOnly = false;
@@ -164,14 +168,15 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--batch")
       ok = count(flags.batch);
     else if (a == "--devices")
-      ok = count(flags.devices, 1, 4096);
+      ok = count(flags.devices, 1, 4096), flags.devicesGiven = true;
     else if (a == "--partitioner")
       ok = value(flags.partitioner);
     else if (a == "--device-model")
       ok = value(flags.deviceModel);
-    else if (a == "--stages-per-device")
+    else if (a == "--stages-per-device") {
       ok = count(flags.stagesPerDevice, 1, 4096);
-    else if (a == "--schedule")
+      flags.stagesPerDeviceGiven = true;
+    } else if (a == "--schedule")
       ok = value(flags.schedule);
     else if (a == "--microbatches")
       ok = count(flags.microbatches);
@@ -316,10 +321,11 @@ void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
     partition.textReport = "-";
     pm.addPass(pipe::createPipePartition(partition));
   } else {
+    // L2L: one device streams every block from the host, one stage each.
+    bool l2l = flags.schedule == "l2l";
     pipe::PipePlaceOptions place;
-    place.devices = unsigned(flags.devices);
-    place.stagesPerDevice =
-        flags.schedule == "l2l" ? instances : unsigned(flags.stagesPerDevice);
+    place.devices = l2l ? 1 : unsigned(flags.devices);
+    place.stagesPerDevice = l2l ? instances : unsigned(flags.stagesPerDevice);
     pm.addPass(pipe::createPipePlace(place));
   }
   pipe::PipeScheduleOptions train;
@@ -331,9 +337,10 @@ void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
   train.steps =
       flags.schedule == "pipedream-async" ? unsigned(flags.asyncSteps) : 1;
   // Evaluation runs the forward passes only; gpipe's order does for any
-  // placement.
+  // placement. L2L's streams each block's weights from the host as its
+  // training does, so that the run's peak stays constant in depth.
   pipe::PipeScheduleOptions eval;
-  eval.kind = "gpipe";
+  eval.kind = flags.schedule == "l2l" ? "l2l" : "gpipe";
   eval.forwardOnly = true;
   eval.microbatches = unsigned(flags.microbatches);
   pipe::PipeVerifyScheduleOptions verify;
@@ -387,6 +394,27 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
   return pipe_rt::ExitOk;
 }
 
+/// L2L chooses its placement itself (one device per replica, one stage per
+/// block); a flag that asks for another one is a usage error that says what
+/// to change, not a placement failure after the model is built.
+bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
+  if (flags.schedule != "l2l")
+    return true;
+  if (flags.devicesGiven && flags.devices != 1)
+    error = "--devices " + std::to_string(flags.devices) +
+            ": --schedule l2l runs one device per replica today (its "
+            "parameters stream from the host, one block at a time); drop "
+            "--devices";
+  else if (flags.stagesPerDeviceGiven)
+    error = "--stages-per-device: --schedule l2l makes one stage per block "
+            "itself; drop --stages-per-device";
+  else if (!flags.partitioner.empty())
+    error = "--partitioner: --schedule l2l runs every block as its own stage "
+            "on one device, so there is nothing to partition; drop "
+            "--partitioner";
+  return error.empty();
+}
+
 /// Checks what the flags name against what exists, before anything runs:
 /// a misspelt schedule is a usage error, not a pass failure minutes later.
 bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
@@ -408,7 +436,7 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
             pipe::partitioning::getPartitionerNames() + ")";
     return false;
   }
-  return true;
+  return checkL2LFlags(flags, error);
 }
 
 int compileAndTrain(char **argv, const CompileFlags &flags,

@@ -1,7 +1,8 @@
 //===- L2LTest.cpp - L2L schedules on a BERT-Large-shaped model -----------===//
 //
 // The constant-memory variant keeps device memory independent of depth;
-// the plain variant keeps every layer's boundary activations on the device.
+// the plain variant keeps every layer's boundary activations on the device;
+// the forward-only one (evaluation) streams the weights like training.
 // The figures printed here are the ones docs/benchmarks.md ("Schedules")
 // explains; the test checks their shape, not the machine.
 //
@@ -31,20 +32,25 @@ MachineModel getH200() {
   return succeeded(machine) ? *machine : MachineModel::makeIdeal(1);
 }
 
+/// Generates, checks and simulates a `kind` schedule of the model (l2l
+/// unless told), also returning the schedule when `out` is given.
 SimulationReport runL2L(unsigned layers, unsigned batch, bool constantMemory,
-                        const MachineModel &machine) {
+                        const MachineModel &machine, bool forwardOnly = false,
+                        StringRef kind = "l2l", Schedule *out = nullptr) {
   const unsigned microbatchSize = 16;
   Pipeline pipeline = test::makeBertLarge(layers, microbatchSize, machine);
   ScheduleOptions options;
   options.microbatches = batch / microbatchSize;
   options.constantMemory = constantMemory;
+  options.forwardOnly = forwardOnly;
   std::string error;
   auto diag = [&](const Twine &m) { error = m.str(); };
-  FailureOr<Schedule> schedule =
-      generateSchedule("l2l", pipeline, options, diag);
+  FailureOr<Schedule> schedule = generateSchedule(kind, pipeline, options, diag);
   EXPECT_TRUE(succeeded(schedule)) << error;
   if (failed(schedule))
     return {};
+  if (out)
+    *out = *schedule;
   for (const ScheduleViolation &v :
        checkSchedule(pipeline, *schedule, &machine))
     ADD_FAILURE() << v.message;
@@ -73,6 +79,41 @@ TEST(L2L, ConstantMemoryIsFlatInDepth) {
     EXPECT_GT(plain96.devices[0].peakMemory,
               1.5 * plain24.devices[0].peakMemory);
   }
+}
+
+TEST(L2L, ForwardOnlyStreamsWeights) {
+  // Evaluation under L2L (pipe-train's eval schedule with --schedule l2l):
+  // per layer a load, its forwards and a release, nothing else; so, unlike
+  // a forward-only GPipe order that keeps every layer resident, the peak
+  // does not grow with depth and stays below training's.
+  MachineModel machine = getH200();
+  const unsigned batch = 32, microbatches = batch / 16;
+  double peak24 = 0;
+  for (unsigned layers : {24u, 48u, 96u}) {
+    Schedule schedule;
+    SimulationReport r =
+        runL2L(layers, batch, false, machine, true, "l2l", &schedule);
+    EXPECT_TRUE(schedule.forwardOnly);
+    EXPECT_EQ(schedule.count(ActionKind::Load), layers);
+    EXPECT_EQ(schedule.count(ActionKind::Release), layers);
+    EXPECT_EQ(schedule.count(ActionKind::Forward), layers * microbatches);
+    for (const ScheduleAction &a : schedule.devices[0])
+      EXPECT_TRUE(a.kind == ActionKind::Load ||
+                  a.kind == ActionKind::Forward ||
+                  a.kind == ActionKind::Release || a.kind == ActionKind::Wait)
+          << getActionName(a.kind).str();
+    double peak = r.devices[0].peakMemory;
+    if (layers == 24)
+      peak24 = peak;
+    EXPECT_LE(std::abs(peak - peak24), 0.05 * peak24)
+        << layers << " layers: " << peak24 << " -> " << peak;
+    EXPECT_LT(peak,
+              runL2L(layers, batch, true, machine).devices[0].peakMemory);
+  }
+  SimulationReport gpipe24 = runL2L(24, batch, false, machine, true, "gpipe");
+  SimulationReport gpipe96 = runL2L(96, batch, false, machine, true, "gpipe");
+  EXPECT_GT(gpipe96.devices[0].peakMemory,
+            1.5 * gpipe24.devices[0].peakMemory);
 }
 
 TEST(L2L, Figures) {
