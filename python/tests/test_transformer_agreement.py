@@ -17,9 +17,8 @@ pushed to the host parameter server around each block) with SGD +
 momentum and with AdamW + clipping, and 1F1B on two devices with a
 seq-first, pre-LN, GELU variant and global-norm clipping (pipe-train
 refuses --clip with L2L: its updates happen on the parameter server as the
-gradients arrive). `--schedule l2l --devices 2` asks for a stage per
-block on each device and fails on these 3 blocks (`cannot make 6 stages
-(2 devices x 3 per device) from 3 block instances`).
+gradients arrive). L2L runs one device per replica: `--schedule l2l
+--devices 2` is a usage error that says to drop --devices.
 
 The LayerNorms get non-trivial weights (TorchEncoder(randomize_norms=
 True)): with the default ones a post-LN output has mean(y**2) = 1 - O(eps)
