@@ -102,8 +102,19 @@ void removeStaleTemporaries(const std::string &path) {
   ::closedir(d);
 }
 
+bool checkReplaceable(const std::string &path, std::string &error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+    return true;
+  error = path + ": not a regular file (the file is replaced atomically, "
+                 "which only a regular file can be)";
+  return false;
+}
+
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error) {
+  if (!checkReplaceable(path, error))
+    return false;
   removeStaleTemporaries(path);
   std::string tmp = temporaryPath(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

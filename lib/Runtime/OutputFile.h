@@ -41,6 +41,11 @@ std::string temporaryPath(const std::string &path);
 /// behind, and a run with a checkpoint every step would pile them up.
 void removeStaleTemporaries(const std::string &path);
 
+/// Fails unless `path` is absent or a regular file: an atomic write renames
+/// a temporary over it, which would turn /dev/full or a pipe into a regular
+/// file.
+bool checkReplaceable(const std::string &path, std::string &error);
+
 /// Writes `bytes` to `path` atomically (temporary, fsync, rename, fsync of
 /// the directory), after removing stale temporaries. On error the
 /// temporary is removed, `path` is unchanged and `error` names the path and

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SafetensorsIO.h"
+#include "OutputFile.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -578,6 +579,8 @@ bool writeSafetensors(const std::string &path,
   size_t slash = path.rfind('/');
   if (slash != std::string::npos)
     dir = slash == 0 ? "/" : path.substr(0, slash);
+  if (!checkReplaceable(path, error))
+    return false;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {

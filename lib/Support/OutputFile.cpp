@@ -54,8 +54,22 @@ static Error finish(raw_fd_ostream &os, StringRef path) {
 
 Error pipe::writeOutputFile(StringRef path,
                             function_ref<void(raw_ostream &)> write) {
+  return writeFallibleOutputFile(path, [&](raw_ostream &os) -> Error {
+    write(os);
+    return Error::success();
+  });
+}
+
+Error pipe::writeFallibleOutputFile(StringRef path,
+                                    function_ref<Error(raw_ostream &)> write) {
+  auto failed = [&](Error error) {
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write " + path + ": " +
+                                 toString(std::move(error)));
+  };
   if (path == "-") {
-    write(outs());
+    if (Error error = write(outs()))
+      return failed(std::move(error));
     outs().flush();
     if (std::error_code ec = outs().error()) {
       outs().clear_error();
@@ -63,16 +77,24 @@ Error pipe::writeOutputFile(StringRef path,
     }
     return Error::success();
   }
+  // Devices and pipes are written in place: renaming a temporary over
+  // /dev/full would replace the device with a regular file.
   sys::fs::file_status status;
   bool special = !sys::fs::status(path, status) &&
                  status.type() != sys::fs::file_type::regular_file &&
                  status.type() != sys::fs::file_type::file_not_found;
   if (special) {
+    if (status.type() == sys::fs::file_type::directory_file)
+      return createStringError(inconvertibleErrorCode(),
+                               "cannot write " + path + ": it is a directory");
     std::error_code ec;
     raw_fd_ostream os(path, ec);
     if (ec)
       return cannotWrite(path, ec);
-    write(os);
+    if (Error error = write(os)) {
+      (void)finish(os, path);
+      return failed(std::move(error));
+    }
     return finish(os, path);
   }
   if (Error error = checkOutputPath(path))
@@ -84,7 +106,10 @@ Error pipe::writeOutputFile(StringRef path,
     return cannotWrite(path, ec);
   FileRemover removeTemporary(temporary);
   raw_fd_ostream os(fd, /*shouldClose=*/true);
-  write(os);
+  if (Error error = write(os)) {
+    (void)finish(os, path);
+    return failed(std::move(error));
+  }
   if (Error error = finish(os, path))
     return error;
   if (std::error_code ec = sys::fs::rename(temporary, path))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Support/Safetensors.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Support/JSONUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -458,29 +459,6 @@ llvm::Error SafetensorsWriter::write(llvm::raw_ostream &os) const {
 }
 
 llvm::Error SafetensorsWriter::writeAtomically(llvm::StringRef path) const {
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
-  if (!temp)
-    return makeError(path + ": cannot create a temporary file: " +
-                     llvm::toString(temp.takeError()));
-  auto fail = [&](const llvm::Twine &message) -> llvm::Error {
-    llvm::Error err = makeError(path + ": " + message);
-    return llvm::joinErrors(std::move(err), temp->discard());
-  };
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    if (llvm::Error err = write(os)) {
-      std::string message = llvm::toString(std::move(err));
-      return fail(message);
-    }
-    os.flush();
-    if (std::error_code ec = os.error()) {
-      os.clear_error();
-      return fail("cannot write: " + ec.message());
-    }
-  }
-  if (llvm::Error err = temp->keep(path))
-    return makeError(path + ": cannot rename the temporary file into place: " +
-                     llvm::toString(std::move(err)));
-  return llvm::Error::success();
+  return writeFallibleOutputFile(
+      path, [&](llvm::raw_ostream &os) { return write(os); });
 }

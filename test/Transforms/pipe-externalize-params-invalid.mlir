@@ -2,7 +2,7 @@
 // RUN: sed 's|TMP|%t|' %s | pipe-opt -split-input-file -verify-diagnostics --pipe-externalize-params="file=%t/w.safetensors"
 // RUN: not pipe-opt %s -split-input-file --pipe-externalize-params="file=%t/no/such/dir/w.safetensors" 2>&1 | FileCheck %s --check-prefix=NODIR
 
-// NODIR: error: cannot write parameters to '{{.*}}/no/such/dir/w.safetensors':
+// NODIR: error: pipe-externalize-params: cannot write {{.*}}/no/such/dir/w.safetensors: the directory {{.*}} does not exist
 
 module {
   // expected-error @+1 {{'pipe.param' op has element type 'i1', which safetensors cannot store exactly}}

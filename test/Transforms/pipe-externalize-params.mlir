@@ -61,7 +61,7 @@
 // MIN-NOT: dialect_resources
 
 // NOFILE: error: pipe-externalize-params needs a file=<path> option
-// NODIR: error: cannot write parameters to '{{.*}}no/such/dir/w.safetensors':
+// NODIR: error: pipe-externalize-params: cannot write {{.*}}no/such/dir/w.safetensors: the directory {{.*}} does not exist
 
 module {
   pipe.param @w : tensor<2x2xf32> = dense_resource<torch_tensor_2_2_torch.float32> {pipe.source = "resource:torch_tensor_2_2_torch.float32"}

@@ -27,9 +27,16 @@ llvm::Error checkOutputPath(llvm::StringRef path);
 /// Writes `path` through `write`: "-" to standard output; a regular file
 /// through a temporary file next to it that replaces `path` only once every
 /// byte is written (so a failure keeps the old file); anything else
-/// (/dev/null, a pipe) in place. Fails with "cannot write PATH: reason".
+/// (/dev/null, /dev/full, a pipe) in place, never replaced by a regular
+/// file. Fails with "cannot write PATH: reason".
 llvm::Error writeOutputFile(llvm::StringRef path,
                             llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// The same for a `write` that can fail: its error (prefixed with the path)
+/// is returned and `path` is left as it was.
+llvm::Error writeFallibleOutputFile(
+    llvm::StringRef path,
+    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
 } // namespace mlir::pipe
 

@@ -105,8 +105,8 @@ struct ExternalizeParamsPass
     writer.setMetadata("format", "pt");
     writer.setMetadata("producer", "pipe-externalize-params");
     if (llvm::Error error = writer.writeAtomically(file)) {
-      module.emitError("cannot write parameters to '")
-          << file << "': " << llvm::toString(std::move(error));
+      module.emitError("pipe-externalize-params: ")
+          << llvm::toString(std::move(error));
       return signalPassFailure();
     }
 

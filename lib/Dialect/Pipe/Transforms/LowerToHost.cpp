@@ -643,9 +643,9 @@ LogicalResult writeWeights(ModuleOp module, const ManifestBuilder &manifest,
     }
     writer.addTensor(param.getSymName(), *dtype, type.getShape(), *bytes);
   }
+  // The error names the file.
   if (llvm::Error err = writer.writeAtomically(path))
-    return module.emitError("cannot write ")
-           << path << ": " << llvm::toString(std::move(err));
+    return module.emitError() << llvm::toString(std::move(err));
   return success();
 }
 
