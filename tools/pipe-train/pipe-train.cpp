@@ -515,6 +515,8 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   registry.insert<pipe::PipeDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic on the module would otherwise print the whole model.
+  context.printOpOnDiagnostic(false);
 
   // Diagnostics of every pass quote the model's lines.
   llvm::SourceMgr sourceMgr;
