@@ -36,6 +36,10 @@ constexpr int64_t kIgnoreIndex = -100;
 
 using BodyFn = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
+Value addF(OpBuilder &b, Location loc, ValueRange a) {
+  return arith::AddFOp::create(b, loc, a[0], a[1]);
+}
+
 /// Builds the loss ops before the function's return.
 struct LossBuilder {
   OpBuilder &b;
@@ -125,9 +129,7 @@ struct LossBuilder {
                    {AffineMap::getMultiDimIdentityMap(1, ctx)},
                    AffineMap::get(1, 0, {}, ctx),
                    {utils::IteratorType::reduction}, filled({}, cstF(0.0)),
-                   [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     return arith::AddFOp::create(nb, l, a[0], a[1]);
-                   });
+                   addF);
   }
 
   Value divide(Value num, Value den) {
@@ -137,38 +139,42 @@ struct LossBuilder {
                        });
   }
 
-  /// Reshapes a static tensor to `shape` (collapse, expand or both).
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
+  /// [...] -> [M] (a rank-0 tensor becomes [1]).
+  Value flatten(Value x) {
     auto type = cast<RankedTensorType>(x.getType());
-    if (type.getShape() == shape)
+    if (type.getRank() == 1)
       return x;
-    // Through rank 1 (or rank 0 -> [1]): both steps are single groups.
-    Value flat = x;
-    if (type.getRank() > 1) {
-      ReassociationIndices all =
-          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-      flat = tensor::CollapseShapeOp::create(b, loc, x,
-                                             ArrayRef<ReassociationIndices>{all});
-    } else if (type.getRank() == 0) {
-      flat = tensor::ExpandShapeOp::create(
+    if (type.getRank() == 0)
+      return tensor::ExpandShapeOp::create(
           b, loc, tensorOf({1}, type.getElementType()), x,
           ArrayRef<ReassociationIndices>{});
-    }
-    if (shape.size() == 1)
-      return flat;
-    ReassociationIndices all = llvm::to_vector(
-        llvm::seq<int64_t>(0, static_cast<int64_t>(shape.size())));
-    return tensor::ExpandShapeOp::create(b, loc,
-                                         tensorOf(shape, type.getElementType()),
-                                         flat,
-                                         ArrayRef<ReassociationIndices>{all});
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    return tensor::CollapseShapeOp::create(
+        b, loc, x, ArrayRef<ReassociationIndices>{all});
+  }
+
+  /// [..., C] -> [N, C], as torch's cross_entropy views its input.
+  Value collapseLeading(Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    if (rank == 2)
+      return x;
+    if (rank == 1)
+      return tensor::ExpandShapeOp::create(
+          b, loc, tensorOf({1, type.getDimSize(0)}, type.getElementType()), x,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+    ReassociationIndices leading =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+    return tensor::CollapseShapeOp::create(
+        b, loc, x, ArrayRef<ReassociationIndices>{leading, {rank - 1}});
   }
 
   /// log_softmax over the last dimension of [N, C] (torch's decomposition:
   /// amax, sub, exp, sum, log, sub).
   Value logSoftmax(Value x) {
-    Value negInf = cstF(APFloat::getInf(cast<FloatType>(ft).getFloatSemantics(),
-                                        /*Negative=*/true));
+    const llvm::fltSemantics &sem = cast<FloatType>(ft).getFloatSemantics();
+    Value negInf = cstF(APFloat::getInf(sem, /*Negative=*/true));
     Value mx = reduceLast(x, negInf,
                           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                             return arith::MaximumFOp::create(nb, l, a[0], a[1]);
@@ -181,10 +187,7 @@ struct LossBuilder {
                                         ValueRange a) {
       return math::ExpOp::create(nb, l, a[0]).getResult();
     });
-    Value sum = reduceLast(e, cstF(0.0),
-                           [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                             return arith::AddFOp::create(nb, l, a[0], a[1]);
-                           });
+    Value sum = reduceLast(e, cstF(0.0), addF);
     Value lse = elementwise({sum}, [](OpBuilder &nb, Location l, ValueRange a) {
       return math::LogOp::create(nb, l, a[0]).getResult();
     });
@@ -338,15 +341,16 @@ struct AttachLossPass
     bool mean = reduction == "mean";
     Value loss;
     if (classes) {
-      // [..., C] -> [N, C] and [...] -> [N], as torch's nll_loss views them.
-      int64_t c = shape.back();
-      int64_t n = type.getNumElements() / std::max<int64_t>(c, 1);
-      Value scores = lb.reshape(output, {n, c});
+      // Separate statements: the order of argument evaluation is open, and
+      // it would be the order of the ops.
+      Value scores = lb.collapseLeading(output);
       Value logp = kind == "nll" ? scores : lb.logSoftmax(scores);
-      loss = lb.nll(logp, lb.reshape(target, {n}), mean);
+      Value indices = lb.flatten(target);
+      loss = lb.nll(logp, indices, mean);
     } else {
-      int64_t m = type.getNumElements();
-      loss = lb.mse(lb.reshape(output, {m}), lb.reshape(target, {m}), mean);
+      Value flat = lb.flatten(output);
+      Value flatTarget = lb.flatten(target);
+      loss = lb.mse(flat, flatTarget, mean);
     }
     func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss});
     ret.erase();
