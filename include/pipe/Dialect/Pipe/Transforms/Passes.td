@@ -169,8 +169,10 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
     PyTorch names, so that `--pipe-load-params` finds them in a checkpoint).
 
     A `dense_resource` weight whose blob is absent (elided) is an error
-    unless `init-missing`, which lifts it without an initial value; so is a
-    blob whose size does not match its type.
+    unless `init-missing`, which lifts it without an initial value, each
+    constant op reading an absent blob as its own parameter (torch-mlir
+    elides every weight under one key, `__elided__`), and warns with their
+    count; a blob whose size does not match its type is an error.
 
     ```mlir
     %w = arith.constant dense_resource<torch_tensor_16_16_torch.float32>
