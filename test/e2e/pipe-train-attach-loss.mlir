@@ -27,7 +27,21 @@
 // A result index past the function's results names the function.
 // RUN: %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --loss mse --loss-result 2 --devices 1 --data %t/ce/data.safetensors 2>&1 | FileCheck %s --check-prefix=RANGE
 
+// The targets are bounded by the class count (5; -100 is ignored), checked
+// in the data before training: the last valid class trains, the values just
+// outside and the extremes are errors naming the tensor and element.
+// RUN: %python -c "for v in (4, 5, -1, -101, 2**63 - 1, -2**63): print(v)" > %t/values
+// RUN: for v in $(cat %t/values); do %python %S/Inputs/attach-loss-mlp.py target %t/ce $v; done
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-4.safetensors --steps 1 | FileCheck %s --check-prefix=VALID
+// RUN: for v in $(tail -n +2 %t/values); do %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-$v.safetensors --steps 1 2>&1; done | FileCheck %s --check-prefix=TARGET
+
 // CHECK: step 3/3  loss
+// VALID: step 1/1  loss
+// TARGET: target-5.safetensors: tensor 'input1' row 1 element 3: value 5 is outside the range [0, 5) or -100 of the program's input 1
+// TARGET: target--1.safetensors: tensor 'input1' row 1 element 3: value -1 is outside
+// TARGET: target--101.safetensors: tensor 'input1' row 1 element 3: value -101 is outside
+// TARGET: target-9223372036854775807.safetensors: tensor 'input1' row 1 element 3: value 9223372036854775807 is outside
+// TARGET: target--9223372036854775808.safetensors: tensor 'input1' row 1 element 3: value -9223372036854775808 is outside
 // REF: loss matches PyTorch
 // NOLOSS: model.mlir:{{[0-9]+}}:{{[0-9]+}}: error: {{.*}}must return exactly one scalar float loss {{.*}}--pipe-attach-loss (pipe-train --loss)
 // BADKIND: pipe-train: --loss wants one of cross-entropy, nll, mse; got 'hinge'

@@ -3,6 +3,7 @@
 
     attach-loss-mlp.py make DIR KIND
     attach-loss-mlp.py check DIR KIND REDUCTION LOG.jsonl MICROBATCHES
+    attach-loss-mlp.py target DIR VALUE
 
 `make` writes DIR/model.mlir, a hand-written linalg-on-tensors export of
 x[4,8] -> linear(8,16) -> relu -> linear(16,5) returning (hidden, logits)
@@ -12,6 +13,8 @@ with fixed pseudo-random weights inline, and DIR/data.safetensors with
 mse). `check` computes the step-1 loss with torch.nn.functional on the same
 weights and data (the mean over the first MICROBATCHES rows) and compares
 it with the first "loss" of the JSON log (tolerance 1e-4 relative).
+`target` writes DIR/target-VALUE.safetensors, the cross-entropy data with
+row 1 element 3 of `input1` set to VALUE (range checks of the targets).
 """
 import json
 import struct
@@ -124,6 +127,11 @@ def main(argv):
             f.write(model())
         x, y = data(argv[3])
         write_safetensors(argv[2] + "/data.safetensors",
+                          {"input0": x, "input1": y})
+    elif len(argv) == 4 and argv[1] == "target":
+        x, y = data("cross-entropy")
+        y[1, 3] = int(argv[3])
+        write_safetensors("%s/target-%s.safetensors" % (argv[2], argv[3]),
                           {"input0": x, "input1": y})
     elif len(argv) == 7 and argv[1] == "check":
         kind, reduction, log, mbs = argv[3], argv[4], argv[5], int(argv[6])
