@@ -76,6 +76,17 @@ func.func @f(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// expected-error @+1 {{pipe-attach-loss: @f is called from elsewhere in the module; its signature cannot change}}
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  return %x : tensor<4x3xf32>
+}
+func.func private @caller(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = func.call @f(%x) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 func.func @scores(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   return %x : tensor<4x3xf32>
 }

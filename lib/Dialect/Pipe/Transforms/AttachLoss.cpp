@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -300,6 +301,12 @@ struct AttachLossPass
   }
 
   LogicalResult attach(func::FuncOp func) {
+    // Callers would still pass the old arguments and expect the old results.
+    if (!SymbolTable::symbolKnownUseEmpty(func, getOperation()))
+      return func.emitOpError("pipe-attach-loss: @")
+             << func.getSymName()
+             << " is called from elsewhere in the module; its signature "
+                "cannot change";
     if (!func.getBody().hasOneBlock())
       return func.emitOpError("pipe-attach-loss: needs a function of one "
                               "block, this one has ")
