@@ -24,6 +24,7 @@
 // RUN: %expect_error --exit 2 -- pipe-train %t/ce/model.mlir --loss mse --loss-reduction none 2>&1 | FileCheck %s --check-prefix=BADRED
 // RUN: %expect_error --exit 2 -- pipe-train %t/ce/model.mlir --loss mse --loss-result -1 2>&1 | FileCheck %s --check-prefix=BADRES
 // RUN: %expect_error --exit 2 -- pipe-train --loss mse 2>&1 | FileCheck %s --check-prefix=NOMODEL
+// RUN: %expect_error --exit 2 -- pipe-train %t/ce/model.mlir --loss 2>&1 | FileCheck %s --check-prefix=NOVALUE
 // A result index past the function's results names the function.
 // RUN: %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --loss mse --loss-result 2 --devices 1 --data %t/ce/data.safetensors 2>&1 | FileCheck %s --check-prefix=RANGE
 
@@ -48,4 +49,5 @@
 // BADRED: pipe-train: --loss-reduction wants one of mean, sum; got 'none'
 // BADRES: pipe-train: --loss-result wants an integer in [0, 4096], got '-1'
 // NOMODEL: pipe-train: --loss applies to a MODEL.mlir
+// NOVALUE: pipe-train: --loss needs a value
 // RANGE: model.mlir:4:3: error: 'func.func' op pipe-attach-loss: result 2 is out of range: @forward has 2 results
