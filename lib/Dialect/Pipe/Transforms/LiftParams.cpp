@@ -548,8 +548,9 @@ void LiftParamsPass::runOnOperation() {
       failed(collectGlobals(module)) || failed(collectConstants(module)) ||
       failed(collectArguments(module)) || failed(assignNames(module)))
     return signalPassFailure();
+  // On the location, not the op: a warning must not dump the whole module.
   if (missingWeights)
-    module.emitWarning()
+    emitWarning(module.getLoc())
         << missingWeights
         << " weight(s) have no data in the module (elided or missing "
            "dense_resource blobs, globals without a value): lifted without "
