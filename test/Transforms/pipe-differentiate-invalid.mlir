@@ -72,7 +72,7 @@ pipe.graph @g() -> tensor<1xf32> {
 pipe.block @id (%x: tensor<4xf32>) -> tensor<4xf32> {
   pipe.return %x : tensor<4xf32>
 }
-// expected-error @+1 {{must return exactly one scalar float loss (a one-element tensor) to be differentiated}}
+// expected-error @+1 {{must return exactly one scalar float loss (a one-element tensor) to be differentiated; an inference function returning logits or activations gets one from --pipe-attach-loss (pipe-train --loss)}}
 pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = pipe.run "i" @id(%x) : (tensor<4xf32>) -> tensor<4xf32>
   pipe.return %y : tensor<4xf32>

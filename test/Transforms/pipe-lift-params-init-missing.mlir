@@ -1,5 +1,6 @@
 // RUN: pipe-opt %s -split-input-file --pipe-lift-params="init-missing=true" | FileCheck %s
 // RUN: pipe-opt %s -split-input-file --pipe-lift-params -verify-diagnostics
+// RUN: pipe-opt %s -split-input-file --pipe-lift-params="init-missing=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WARN
 
 // Weights whose data is not in the module (blobs elided by
 // --mlir-elide-resource-strings-if-larger, extern or value-less globals) are
@@ -60,3 +61,46 @@ func.func @global_blob() -> tensor<2xf32> {
   %0 = ml_program.global_load_const @gblob : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// torch-mlir prints every large weight as dense_resource<__elided__>: a
+// missing blob is no stored tensor, so each constant reading one is its own
+// parameter (three here, not one per shape), while a present blob read
+// twice stays one (tied) and two present keys with equal bytes stay two.
+// CHECK-LABEL: module
+// CHECK-NEXT: pipe.param @__elided__ : tensor<2x2xf32> {pipe.source = "resource:__elided__"}
+// CHECK-NEXT: pipe.param @__elided___1 : tensor<2x2xf32> {pipe.source = "resource:__elided__"}
+// CHECK-NEXT: pipe.param @__elided___2 : tensor<2x2xf32> {pipe.source = "resource:__elided__"}
+// CHECK-NEXT: pipe.param @tied : tensor<2xf32> = dense_resource<tied>
+// CHECK-NEXT: pipe.param @twin : tensor<2xf32> = dense_resource<twin>
+// CHECK-NOT: pipe.param
+// CHECK-LABEL: func.func @elided
+// CHECK-NEXT: pipe.get_param @__elided__ :
+// CHECK-NEXT: pipe.get_param @__elided___1 :
+// CHECK-NEXT: pipe.get_param @__elided___2 :
+// CHECK-NEXT: pipe.get_param @tied :
+// CHECK-NEXT: pipe.get_param @tied :
+// CHECK-NEXT: pipe.get_param @twin :
+// The warning comes without a dump of the module.
+// WARN-NOT: see current operation
+// WARN: warning: 3 weight(s) have no data in the module (elided or missing dense_resource blobs, globals without a value): lifted without an initial value, each constant reading a missing blob as its own parameter
+// WARN-NOT: see current operation
+func.func @elided() -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{weight '__elided__' has no data: its dense_resource blob '__elided__' is missing}}
+  %0 = arith.constant dense_resource<__elided__> : tensor<2x2xf32>
+  %1 = arith.constant dense_resource<__elided__> : tensor<2x2xf32>
+  %2 = arith.constant dense_resource<__elided__> : tensor<2x2xf32>
+  %3 = arith.constant dense_resource<tied> : tensor<2xf32>
+  %4 = arith.constant dense_resource<tied> : tensor<2xf32>
+  %5 = arith.constant dense_resource<twin> : tensor<2xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      tied: "0x040000000000803F00000040",
+      twin: "0x040000000000803F00000040"
+    }
+  }
+#-}

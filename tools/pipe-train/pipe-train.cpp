@@ -67,6 +67,12 @@ Model:
   --batch N              samples per optimizer step (default 16; split into
                          the micro-batches). A MODEL.mlir fixes the
                          micro-batch size itself.
+  --loss KIND            MODEL.mlir returns logits or activations: train on
+                         this loss of them against a new last input, the
+                         target (cross-entropy, nll, mse; --pipe-attach-loss)
+  --loss-reduction R     mean (default) or sum
+  --loss-result N        which result of the function the loss reads
+                         (default 0)
 Placement and schedule:
   --devices N            simulated devices (default 2; l2l: one)
   --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by
@@ -119,6 +125,8 @@ struct CompileFlags {
   bool recompute = false, constantMemory = false, compileOnly = false;
   std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
+  std::string loss, lossReduction = "mean";
+  int64_t lossResult = 0;
 };
 
 int fail(const llvm::Twine &message, int code = pipe_rt::ExitError) {
@@ -152,6 +160,19 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       }
       return true;
     };
+    auto oneOf = [&](std::string &out, std::initializer_list<const char *> ok) {
+      if (!value(out))
+        return false;
+      if (llvm::is_contained(ok, llvm::StringRef(out)))
+        return true;
+      error = a + " wants one of " +
+              llvm::join(llvm::map_range(ok, [](const char *s) {
+                           return std::string(s);
+                         }),
+                         ", ") +
+              "; got '" + out + "'";
+      return false;
+    };
     bool ok = true;
     if (a == "--preset")
       ok = value(flags.preset);
@@ -167,6 +188,12 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.seq), flags.sizesGiven = true;
     else if (a == "--batch")
       ok = count(flags.batch);
+    else if (a == "--loss")
+      ok = oneOf(flags.loss, {"cross-entropy", "nll", "mse"});
+    else if (a == "--loss-reduction")
+      ok = oneOf(flags.lossReduction, {"mean", "sum"});
+    else if (a == "--loss-result")
+      ok = count(flags.lossResult, 0, 4096);
     else if (a == "--devices")
       ok = count(flags.devices, 1, 4096), flags.devicesGiven = true;
     else if (a == "--partitioner")
@@ -295,8 +322,15 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
 }
 
 /// Ingestion: from the model's forward function to differentiated blocks.
-void addIngestPasses(OpPassManager &pm) {
+void addIngestPasses(OpPassManager &pm, const CompileFlags &flags) {
   pm.addPass(pipe::createPipeCheckInput());
+  if (!flags.loss.empty()) {
+    pipe::PipeAttachLossOptions loss;
+    loss.kind = flags.loss;
+    loss.reduction = flags.lossReduction;
+    loss.resultIndex = unsigned(flags.lossResult);
+    pm.addPass(pipe::createPipeAttachLoss(loss));
+  }
   pm.addPass(pipe::createPipeLiftParams());
   pipe::PipeFormBlocksOptions blocks;
   blocks.granularity = "layer";
@@ -476,6 +510,10 @@ int main(int argc, char **argv) {
                 pipe_rt::ExitUsage);
   if (flags.target != "cpu" && flags.target != "cuda")
     return fail("--target must be cpu or cuda", pipe_rt::ExitUsage);
+  if (!flags.loss.empty() && flags.model.empty())
+    return fail("--loss applies to a MODEL.mlir; the generated models "
+                "already return their loss",
+                pipe_rt::ExitUsage);
   if (flags.target == "cuda" && flags.artifact.empty())
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",
@@ -545,7 +583,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
               pipe_rt_blas_kernels());
   std::fflush(stdout);
   PassManager ingest(&context);
-  addIngestPasses(ingest);
+  addIngestPasses(ingest, flags);
   if (failed(ingest.run(*module)))
     return fail("the model could not be prepared for training (see above)");
   uint64_t params = 0;

@@ -118,8 +118,10 @@ struct DifferentiatePass
                     : RankedTensorType();
     if (!type || !isa<FloatType>(type.getElementType()) ||
         !type.hasStaticShape() || type.getNumElements() != 1)
-      return graph.emitOpError("must return exactly one scalar float loss "
-                               "(a one-element tensor) to be differentiated");
+      return graph.emitOpError(
+          "must return exactly one scalar float loss (a one-element tensor) "
+          "to be differentiated; an inference function returning logits or "
+          "activations gets one from --pipe-attach-loss (pipe-train --loss)");
     graph.setResultAttr(0, kLossSeedAttr,
                         FloatAttr::get(type.getElementType(), 1.0));
     return success();

@@ -113,6 +113,8 @@ private:
   std::vector<Lifted> lifted;
   func::FuncOp entryFunc;
   llvm::StringMap<std::string> namesByKey;
+  /// Weights lifted without a value because their data is not in the module.
+  unsigned missingWeights = 0;
 };
 } // namespace
 
@@ -122,8 +124,10 @@ LiftParamsPass::checkResource(DenseResourceElementsAttr value, StringRef what,
   StringRef key = value.getRawHandle().getKey();
   const AsmResourceBlob *blob = getBlob(value);
   if (!blob) {
-    if (initMissing)
+    if (initMissing) {
+      ++missingWeights;
       return ElementsAttr();
+    }
     return emitError(loc) << "weight " << what
                           << " has no data: its dense_resource blob '" << key
                           << "' is missing from the module's "
@@ -198,6 +202,8 @@ LogicalResult LiftParamsPass::collectGlobals(ModuleOp module) {
              << global.getSymName()
              << " has no initial value in the module; pass init-missing=true "
                 "to lift it without one";
+    } else {
+      ++missingWeights;
     }
     if (auto name = dyn_cast_or_null<StringAttr>(request))
       param.explicitName = name.str();
@@ -213,7 +219,9 @@ LogicalResult LiftParamsPass::collectGlobals(ModuleOp module) {
 
 LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
   // One parameter per dense_resource value, however many constants read it:
-  // the blob is one stored tensor.
+  // the blob is one stored tensor. A missing blob is no tensor: torch-mlir
+  // elides every large weight under the one key `__elided__`, so each
+  // constant reading one is its own parameter.
   llvm::DenseMap<Attribute, unsigned> byResource;
   WalkResult result = module.walk([&](arith::ConstantOp constant) {
     if (!constant->getParentOfType<func::FuncOp>())
@@ -246,7 +254,7 @@ LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
     if (auto name = dyn_cast_or_null<StringAttr>(request))
       explicitName = name.str();
 
-    if (resource) {
+    if (resource && getBlob(resource)) {
       auto [it, inserted] = byResource.try_emplace(resource, lifted.size());
       if (!inserted) {
         Lifted &param = lifted[it->second];
@@ -522,6 +530,7 @@ void LiftParamsPass::rewrite(ModuleOp module) {
 void LiftParamsPass::runOnOperation() {
   ModuleOp module = getOperation();
   lifted.clear();
+  missingWeights = 0;
   if (minElements < 0) {
     module.emitError("min-elements must not be negative, got ")
         << static_cast<int64_t>(minElements);
@@ -539,5 +548,13 @@ void LiftParamsPass::runOnOperation() {
       failed(collectGlobals(module)) || failed(collectConstants(module)) ||
       failed(collectArguments(module)) || failed(assignNames(module)))
     return signalPassFailure();
+  // On the location, not the op: a warning must not dump the whole module.
+  if (missingWeights)
+    emitWarning(module.getLoc())
+        << missingWeights
+        << " weight(s) have no data in the module (elided or missing "
+           "dense_resource blobs, globals without a value): lifted without "
+           "an initial value, each constant reading a missing blob as its "
+           "own parameter";
   rewrite(module);
 }

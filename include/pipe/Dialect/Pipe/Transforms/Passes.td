@@ -89,6 +89,57 @@ def PipeImportTosa : Pass<"pipe-import-tosa", "ModuleOp"> {
   ];
 }
 
+def PipeAttachLoss : Pass<"pipe-attach-loss", "ModuleOp"> {
+  let summary = "Turns an inference function into one returning a scalar loss";
+  let description = [{
+    Exports are inference graphs: they return logits or activations, while
+    `--pipe-differentiate` needs a function returning one scalar loss. This
+    pass keeps result `result` of the function `func`, appends a target
+    argument, and returns the loss of that result against the target, a
+    rank-0 tensor of the result's element type, in the linalg-on-tensors
+    style torch-mlir lowers `torch.nn.functional` losses to (so that the
+    derivative rules and the index-range inference apply). The other results
+    are dropped, with the ops only they used.
+
+    - `cross-entropy`: the result holds class scores over its last
+      dimension, `[..., C]`; the target holds class indices, `i64` of shape
+      `[...]` (the result's shape without the last dimension). Log-softmax
+      over the last dimension, then as `nll`.
+    - `nll`: the result already holds log-probabilities `[..., C]`; the loss
+      of a sample is `-result[..., target]`. A target of -100 (PyTorch's
+      `ignore_index`) contributes nothing.
+    - `mse`: the target has the result's shape and type; the loss of an
+      element is `(result - target)^2`.
+
+    `reduction=mean` divides the sum by the number of counted targets (for
+    `cross-entropy` and `nll`, the targets that are not -100) or elements
+    (`mse`); `reduction=sum` returns the sum. Both are PyTorch's defaults
+    for the same `reduction`.
+
+    ```mlir
+    func.func @forward(%x: tensor<8x16xf32>) -> tensor<8x10xf32>
+    // with kind=cross-entropy becomes
+    func.func @forward(%x: tensor<8x16xf32>, %target: tensor<8xi64>)
+        -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "Loss: cross-entropy, mse or nll">,
+    Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
+           "Reduction over the samples: mean or sum">,
+    Option<"resultIndex", "result", "unsigned", /*default=*/"0",
+           "Which result of the function the loss reads">,
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Function to rewrite (default: the only public function with a "
+           "body)">,
+  ];
+}
+
 def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
   let summary = "Lifts trainable weights into pipe.param symbols";
   let description = [{
@@ -118,8 +169,10 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
     PyTorch names, so that `--pipe-load-params` finds them in a checkpoint).
 
     A `dense_resource` weight whose blob is absent (elided) is an error
-    unless `init-missing`, which lifts it without an initial value; so is a
-    blob whose size does not match its type.
+    unless `init-missing`, which lifts it without an initial value, each
+    constant op reading an absent blob as its own parameter (torch-mlir
+    elides every weight under one key, `__elided__`), and warns with their
+    count; a blob whose size does not match its type is an error.
 
     ```mlir
     %w = arith.constant dense_resource<torch_tensor_16_16_torch.float32>
