@@ -45,8 +45,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <string>
+#include <unistd.h>
 
 using namespace mlir;
 namespace modelgen = mlir::pipe::modelgen;
@@ -210,7 +210,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--recompute")
       flags.recompute = true;
     else if (a == "--async-weights")
-      ok = value(flags.asyncWeights);
+      ok = oneOf(flags.asyncWeights, {"stash", "stale"});
     else if (a == "--async-steps")
       ok = count(flags.asyncSteps, 1, 1024);
     else if (a == "--constant-memory")
@@ -218,7 +218,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--artifact")
       ok = value(flags.artifact);
     else if (a == "--target")
-      ok = value(flags.target);
+      ok = oneOf(flags.target, {"cpu", "cuda"});
     else if (a == "--chip")
       ok = value(flags.chip);
     else if (a == "--gemm-precision")
@@ -458,11 +458,6 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
             llvm::join(kinds, ", ") + ")";
     return false;
   }
-  if (flags.asyncWeights != "stash" && flags.asyncWeights != "stale") {
-    error = "--async-weights: '" + flags.asyncWeights +
-            "' is not a weight policy (stash or stale)";
-    return false;
-  }
   if (!flags.partitioner.empty() &&
       !pipe::partitioning::createPartitioner(flags.partitioner)) {
     error = "--partitioner: '" + flags.partitioner +
@@ -472,72 +467,6 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
   }
   return checkL2LFlags(flags, error);
 }
-
-int compileAndTrain(char **argv, const CompileFlags &flags,
-                    pipe_rt::TrainerFlags &trainer,
-                    const std::vector<std::string> &rest,
-                    std::chrono::steady_clock::time_point start);
-
-} // namespace
-
-int main(int argc, char **argv) {
-  pipe_rt_blas_configure(argv);
-  auto start = std::chrono::steady_clock::now();
-  CompileFlags flags;
-  std::vector<std::string> rest;
-  std::string error;
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
-      std::printf("%s%s\n", kUsage, pipe_rt::trainerFlagsUsage());
-      return pipe_rt::ExitOk;
-    }
-  if (!parseCompileFlags(argc, argv, flags, rest, error))
-    return fail(error, pipe_rt::ExitUsage);
-  // With no arguments pipe-train is the default run: byte-level GPT on
-  // GPL-3, tuned to beat a smoothed bigram on the held-out text in about a
-  // minute of this machine (docs/trainer.md).
-  // The user's flags come after these and override them; the same list
-  // goes to pipe-runner for an artifact.
-  rest.insert(rest.begin(),
-              {"--steps", "600", "--lr", "3e-3", "--min-lr", "1e-3", "--warmup",
-               "20", "--lr-schedule", "cosine", "--eval-every", "100"});
-  pipe_rt::TrainerFlags trainer;
-  if (!pipe_rt::parseTrainerFlags(rest, trainer, error))
-    return fail(error, pipe_rt::ExitUsage);
-  if (!trainer.positional.empty())
-    return fail("unexpected argument '" + trainer.positional.front() +
-                    "' (one MODEL.mlir at most; see --help)",
-                pipe_rt::ExitUsage);
-  if (flags.target != "cpu" && flags.target != "cuda")
-    return fail("--target must be cpu or cuda", pipe_rt::ExitUsage);
-  if (!flags.loss.empty() && flags.model.empty())
-    return fail("--loss applies to a MODEL.mlir; the generated models "
-                "already return their loss",
-                pipe_rt::ExitUsage);
-  if (flags.target == "cuda" && flags.artifact.empty())
-    return fail("--target cuda needs --artifact DIR (the GPU program is run "
-                "by pipe-runner-cuda, not in-process)",
-                pipe_rt::ExitUsage);
-  if (!trainer.weights.empty())
-    return fail("--weights is pipe-runner's; pipe-train starts from the "
-                "model's values, use --init-weights for pretrained ones",
-                pipe_rt::ExitUsage);
-  if (!checkCompileFlags(flags, error))
-    return fail(error, pipe_rt::ExitUsage);
-  // Outputs are checked before minutes of compiling and hours of training.
-  if (!flags.emitScheduled.empty())
-    if (llvm::Error err = pipe::checkOutputPath(flags.emitScheduled))
-      return fail("--emit-scheduled: " + llvm::toString(std::move(err)),
-                  pipe_rt::ExitUsage);
-
-  // The parser, passes and printer recurse per level of nesting.
-  int rc = pipe_rt::ExitError;
-  pipe::runWithLargeStack(
-      [&] { rc = compileAndTrain(argv, flags, trainer, rest, start); });
-  return rc;
-}
-
-namespace {
 
 int compileAndTrain(char **argv, const CompileFlags &flags,
                     pipe_rt::TrainerFlags &trainer,
@@ -685,3 +614,58 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
 }
 
 } // namespace
+
+int main(int argc, char **argv) {
+  pipe_rt_blas_configure(argv);
+  auto start = std::chrono::steady_clock::now();
+  CompileFlags flags;
+  std::vector<std::string> rest;
+  std::string error;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+      std::printf("%s%s\n", kUsage, pipe_rt::trainerFlagsUsage());
+      return pipe_rt::ExitOk;
+    }
+  if (!parseCompileFlags(argc, argv, flags, rest, error))
+    return fail(error, pipe_rt::ExitUsage);
+  // With no arguments pipe-train is the default run: byte-level GPT on
+  // GPL-3, tuned to beat a smoothed bigram on the held-out text in about a
+  // minute of this machine (docs/trainer.md).
+  // The user's flags come after these and override them; the same list
+  // goes to pipe-runner for an artifact.
+  rest.insert(rest.begin(),
+              {"--steps", "600", "--lr", "3e-3", "--min-lr", "1e-3", "--warmup",
+               "20", "--lr-schedule", "cosine", "--eval-every", "100"});
+  pipe_rt::TrainerFlags trainer;
+  if (!pipe_rt::parseTrainerFlags(rest, trainer, error))
+    return fail(error, pipe_rt::ExitUsage);
+  if (!trainer.positional.empty())
+    return fail("unexpected argument '" + trainer.positional.front() +
+                    "' (one MODEL.mlir at most; see --help)",
+                pipe_rt::ExitUsage);
+  if (!flags.loss.empty() && flags.model.empty())
+    return fail("--loss applies to a MODEL.mlir; the generated models "
+                "already return their loss",
+                pipe_rt::ExitUsage);
+  if (flags.target == "cuda" && flags.artifact.empty())
+    return fail("--target cuda needs --artifact DIR (the GPU program is run "
+                "by pipe-runner-cuda, not in-process)",
+                pipe_rt::ExitUsage);
+  if (!trainer.weights.empty())
+    return fail("--weights is pipe-runner's; pipe-train starts from the "
+                "model's values, use --init-weights for pretrained ones",
+                pipe_rt::ExitUsage);
+  if (!checkCompileFlags(flags, error))
+    return fail(error, pipe_rt::ExitUsage);
+  // Outputs are checked before minutes of compiling and hours of training.
+  if (!flags.emitScheduled.empty())
+    if (llvm::Error err = pipe::checkOutputPath(flags.emitScheduled))
+      return fail("--emit-scheduled: " + llvm::toString(std::move(err)),
+                  pipe_rt::ExitUsage);
+
+  // The parser, passes and printer recurse per level of nesting.
+  int rc = pipe_rt::ExitError;
+  pipe::runWithLargeStack(
+      [&] { rc = compileAndTrain(argv, flags, trainer, rest, start); });
+  return rc;
+}
