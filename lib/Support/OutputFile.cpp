@@ -52,6 +52,19 @@ static Error finish(raw_fd_ostream &os, StringRef path) {
   return Error::success();
 }
 
+/// Runs `write` on `os` and closes it; the first failure names `path`.
+static Error writeAndClose(raw_fd_ostream &os, StringRef path,
+                           function_ref<Error(raw_ostream &)> write) {
+  Error written = write(os);
+  Error closed = finish(os, path);
+  if (!written)
+    return closed;
+  consumeError(std::move(closed));
+  return createStringError(inconvertibleErrorCode(),
+                           "cannot write " + path + ": " +
+                               toString(std::move(written)));
+}
+
 Error pipe::writeOutputFile(StringRef path,
                             function_ref<void(raw_ostream &)> write) {
   return writeFallibleOutputFile(path, [&](raw_ostream &os) -> Error {
@@ -62,14 +75,11 @@ Error pipe::writeOutputFile(StringRef path,
 
 Error pipe::writeFallibleOutputFile(StringRef path,
                                     function_ref<Error(raw_ostream &)> write) {
-  auto failed = [&](Error error) {
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot write " + path + ": " +
-                                 toString(std::move(error)));
-  };
   if (path == "-") {
     if (Error error = write(outs()))
-      return failed(std::move(error));
+      return createStringError(inconvertibleErrorCode(),
+                               "cannot write standard output: " +
+                                   toString(std::move(error)));
     outs().flush();
     if (std::error_code ec = outs().error()) {
       outs().clear_error();
@@ -78,24 +88,17 @@ Error pipe::writeFallibleOutputFile(StringRef path,
     return Error::success();
   }
   // Devices and pipes are written in place: renaming a temporary over
-  // /dev/full would replace the device with a regular file.
+  // /dev/full would replace the device with a regular file. Directories
+  // are left to checkOutputPath's error.
   sys::fs::file_status status;
-  bool special = !sys::fs::status(path, status) &&
-                 status.type() != sys::fs::file_type::regular_file &&
-                 status.type() != sys::fs::file_type::file_not_found;
-  if (special) {
-    if (status.type() == sys::fs::file_type::directory_file)
-      return createStringError(inconvertibleErrorCode(),
-                               "cannot write " + path + ": it is a directory");
+  if (!sys::fs::status(path, status) &&
+      status.type() != sys::fs::file_type::regular_file &&
+      status.type() != sys::fs::file_type::directory_file) {
     std::error_code ec;
     raw_fd_ostream os(path, ec);
     if (ec)
       return cannotWrite(path, ec);
-    if (Error error = write(os)) {
-      (void)finish(os, path);
-      return failed(std::move(error));
-    }
-    return finish(os, path);
+    return writeAndClose(os, path, write);
   }
   if (Error error = checkOutputPath(path))
     return error;
@@ -106,11 +109,7 @@ Error pipe::writeFallibleOutputFile(StringRef path,
     return cannotWrite(path, ec);
   FileRemover removeTemporary(temporary);
   raw_fd_ostream os(fd, /*shouldClose=*/true);
-  if (Error error = write(os)) {
-    (void)finish(os, path);
-    return failed(std::move(error));
-  }
-  if (Error error = finish(os, path))
+  if (Error error = writeAndClose(os, path, write))
     return error;
   if (std::error_code ec = sys::fs::rename(temporary, path))
     return cannotWrite(path, ec);
