@@ -305,10 +305,9 @@ LogicalResult pipe::probeParse(const llvm::MemoryBuffer &file,
   return failure();
 }
 
-OwningOpRef<ModuleOp> pipe::parseUntrustedFile(StringRef path,
-                                               MLIRContext &context,
-                                               llvm::SourceMgr &sourceMgr,
-                                               const InputLimits &limits) {
+std::unique_ptr<llvm::MemoryBuffer>
+pipe::readUntrustedFile(StringRef path, const DialectRegistry &registry,
+                        const InputLimits &limits, StringRef splitMarker) {
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
   if (!file) {
@@ -318,7 +317,18 @@ OwningOpRef<ModuleOp> pipe::parseUntrustedFile(StringRef path,
   if (failed(checkInputText(*file, limits)))
     return nullptr;
   if (limits.containParse &&
-      failed(probeParse(*file, context.getDialectRegistry())))
+      failed(probeParse(*file, registry, splitMarker)))
+    return nullptr;
+  return file;
+}
+
+OwningOpRef<ModuleOp> pipe::parseUntrustedFile(StringRef path,
+                                               MLIRContext &context,
+                                               llvm::SourceMgr &sourceMgr,
+                                               const InputLimits &limits) {
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      readUntrustedFile(path, context.getDialectRegistry(), limits);
+  if (!file)
     return nullptr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);

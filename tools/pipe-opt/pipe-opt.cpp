@@ -34,7 +34,7 @@
 
 using namespace mlir;
 
-/// The part of MlirOptMain after option parsing, with the nesting check
+/// The part of MlirOptMain after option parsing, with the input guards
 /// between reading the input and parsing it.
 static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
                              DialectRegistry &registry,
@@ -45,20 +45,12 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
     llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
                     "interrupt)\n";
 
+  std::unique_ptr<llvm::MemoryBuffer> file = pipe::readUntrustedFile(
+      inputFilename, registry, limits, config.inputSplitMarker());
+  if (!file)
+    return failure();
+
   std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> file =
-      openInputFile(inputFilename, &errorMessage);
-  if (!file) {
-    llvm::errs() << errorMessage << "\n";
-    return failure();
-  }
-
-  if (failed(pipe::checkInputText(*file, limits)))
-    return failure();
-  if (limits.containParse &&
-      failed(pipe::probeParse(*file, registry, config.inputSplitMarker())))
-    return failure();
-
   auto output = openOutputFile(outputFilename, &errorMessage);
   if (!output) {
     llvm::errs() << errorMessage << "\n";

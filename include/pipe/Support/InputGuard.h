@@ -107,10 +107,16 @@ struct ContainedRun {
 /// locks `work` needs): the child has only the calling thread.
 ContainedRun runContained(llvm::function_ref<void()> work);
 
-/// Reads `path` ("-": standard input), checks it, probes its parse (if
-/// `limits.containParse`) and parses it into `context`, reporting
-/// diagnostics through `sourceMgr`, which owns the buffer afterwards.
-/// Returns null after reporting the error.
+/// Reads `path` ("-": standard input), checks it and probes its parse (if
+/// `limits.containParse`, chunk by chunk with a `splitMarker`). Returns null
+/// after reporting the error: the file is safe to parse otherwise.
+std::unique_ptr<llvm::MemoryBuffer>
+readUntrustedFile(StringRef path, const DialectRegistry &registry,
+                  const InputLimits &limits, StringRef splitMarker = {});
+
+/// readUntrustedFile, then the parse into `context`, reporting diagnostics
+/// through `sourceMgr`, which owns the buffer afterwards. Returns null
+/// after reporting the error.
 OwningOpRef<ModuleOp> parseUntrustedFile(StringRef path, MLIRContext &context,
                                          llvm::SourceMgr &sourceMgr,
                                          const InputLimits &limits);
