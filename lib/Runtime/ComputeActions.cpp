@@ -663,17 +663,10 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
         for (auto &[d, g] : r.grads) {
           if (!g)
             continue;
-          BufferPtr local = g;
-          if (g->device != ctx->device && !run.memory->hostAccessible()) {
-            // Another device's memory: copy it over first.
-            if (int st = run.memory.alloc(ctx->device, g->bytes, what.c_str(),
-                                          local, error))
-              return fail(ctx, st, what + ": " + error);
-            if (int st =
-                    run.memory.copyPeer(ctx->device, local->data, g->device,
-                                        g->data, g->bytes, error))
-              return fail(ctx, st, what + ": " + error);
-          }
+          BufferPtr local;
+          if (int st = run.transfers->pullPeer(run.memory, ctx->device, g,
+                                               what.c_str(), local, error))
+            return fail(ctx, st, what + ": " + error);
           if (int st = addInto(*total, *local, t, error))
             return fail(ctx, st, what + ": " + error);
         }

@@ -109,6 +109,17 @@ bool Transfers::takeInFlight(uint64_t id, size_t count, int &srcDevice,
   return true;
 }
 
+int Transfers::pullPeer(RunMemory &memory, int device, const BufferPtr &src,
+                        const char *what, BufferPtr &out, std::string &error) {
+  out = src;
+  if (src->device == device || !byRef)
+    return PIPE_RT_OK;
+  if (int st = memory.alloc(device, src->bytes, what, out, error))
+    return st;
+  return memory.copyPeer(device, out->data, src->device, src->data,
+                         src->bytes, error);
+}
+
 int64_t pipe_rt::submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue,
                            TrackKind kind, const char *category,
                            const std::string &what,

@@ -99,6 +99,12 @@ public:
   bool takeInFlight(uint64_t id, size_t count, int &srcDevice,
                     std::vector<BufferPtr> &buffers);
 
+  /// `src`, a buffer of any device, as `device` may read it: `src` itself
+  /// when it is there or the devices share memory (not by reference), else
+  /// a copy into `device`'s memory on its compute lane (reduce_grad).
+  int pullPeer(RunMemory &memory, int device, const BufferPtr &src,
+               const char *what, BufferPtr &out, std::string &error);
+
 private:
   struct Engines {
     std::unique_ptr<JobQueue> h2d, d2h;
