@@ -1,0 +1,683 @@
+//===- ComputeActions.cpp - Forward, backward, update and reductions ------===//
+//
+// The compute actions of device programs: pipe_rt_act_forward, recompute,
+// backward, update (with global gradient-norm clipping) and reduce_grad.
+// They call the block functions of the manifest and own the per-device
+// values, stashes and gradients (DeviceState, Executor.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Actions.h"
+#include "Format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace pipe_rt;
+
+namespace {
+
+/// Calls block function `fid` with `args`; fills `results` with buffers the
+/// runtime owns (adopted hook allocations or copies).
+int callBlock(pipe_rt_device_ctx *ctx, int fid,
+              const std::vector<BufferPtr> &args,
+              std::vector<BufferPtr> &results, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const FunctionInfo &f = m.functions[fid];
+  auto fn = reinterpret_cast<void (*)(void **)>(run.session->functions[fid]);
+  std::vector<std::vector<int64_t>> descs(args.size());
+  std::vector<void *> argv(1 + args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TypeInfo &t = m.types[f.args[i]];
+    auto &d = descs[i];
+    auto ptr = reinterpret_cast<int64_t>(args[i]->data);
+    d = {ptr, ptr, 0};
+    d.insert(d.end(), t.shape.begin(), t.shape.end());
+    std::vector<int64_t> strides(t.shape.size());
+    int64_t s = 1;
+    for (size_t k = t.shape.size(); k-- > 0;) {
+      strides[k] = s;
+      s *= t.shape[k];
+    }
+    d.insert(d.end(), strides.begin(), strides.end());
+    argv[1 + i] = d.data();
+  }
+  size_t words = 0;
+  for (int tid : f.results)
+    words += 3 + 2 * m.types[tid].shape.size();
+  std::vector<int64_t> res(words, 0);
+  argv[0] = words ? res.data() : nullptr;
+
+  std::string label = what + " (" + f.symbol + ")";
+  CallScope scope(run.memory.backend(), ctx->device, label);
+  run.memory->beginCall(ctx->device);
+  scope.enter();
+  fn(argv.data());
+  scope.leave();
+  std::string error;
+  // Waits for the device work the block queued (a GPU's kernels).
+  int status = run.memory->endCall(ctx->device, error);
+  if (status != PIPE_RT_OK)
+    error = label + ": " + error;
+
+  results.clear();
+  size_t o = 0;
+  for (size_t j = 0; j < f.results.size(); ++j) {
+    const TypeInfo &t = m.types[f.results[j]];
+    size_t rank = t.shape.size();
+    void *alloc = reinterpret_cast<void *>(res[o]);
+    char *aligned = reinterpret_cast<char *>(res[o + 1]);
+    int64_t offset = res[o + 2];
+    const int64_t *sizes = &res[o + 3];
+    const int64_t *strides = &res[o + 3 + rank];
+    o += 3 + 2 * rank;
+    bool dense = true, shapeOk = true;
+    int64_t expect = 1;
+    for (size_t k = rank; k-- > 0;) {
+      shapeOk &= sizes[k] == t.shape[k];
+      if (sizes[k] != 1 && strides[k] != expect)
+        dense = false;
+      expect *= t.shape[k];
+    }
+    if (!shapeOk && status == PIPE_RT_OK) {
+      status = PIPE_RT_INVALID_ARGUMENT;
+      error = format("%s: result %zu has the wrong shape", label.c_str(), j);
+    }
+    if (status != PIPE_RT_OK) {
+      results.push_back(nullptr);
+      continue;
+    }
+    if (dense && offset == 0 && alloc == aligned && scope.adopt(alloc)) {
+      results.push_back(run.memory.adopt(ctx->device, alloc, t.bytes()));
+      continue;
+    }
+    BufferPtr b;
+    status = run.memory.alloc(ctx->device, t.bytes(), label.c_str(), b, error);
+    if (status == PIPE_RT_OK)
+      status = run.memory->gather(ctx->device, b->data,
+                                  aligned + offset * t.elemSize, t.shape,
+                                  strides, t.elemSize, error);
+    results.push_back(std::move(b));
+  }
+  // The scope frees the temporaries the block did not free (and results it
+  // aliased) when it goes.
+  if (!scope.error().empty())
+    return fail(ctx, scope.errorStatus(), what + ": " + scope.error());
+  if (status != PIPE_RT_OK)
+    return fail(ctx, status, what + ": " + error);
+  return PIPE_RT_OK;
+}
+
+/// The value of param `pid` this device computes with at `version`.
+int getParam(pipe_rt_device_ctx *ctx, int pid, int version,
+             const std::string &what, BufferPtr &out) {
+  DeviceState &ds = deviceOf(ctx);
+  const std::string &name = ctx->run->m->params[pid].name;
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.params.find(pid);
+  if (it == ds.params.end() || !it->second.value)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": param '" + name + "' is not on the device" +
+                    (ctx->run->ps.holds(pid) ? " (missing ps.load?)" : ""));
+  DeviceParam &dp = it->second;
+  if (version < 0 || version == dp.updates) {
+    out = dp.value;
+    return PIPE_RT_OK;
+  }
+  if (version > dp.updates)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": weight version %d of param '%s' is ahead of "
+                              "its %d update(s)",
+                              version, name.c_str(), dp.updates));
+  auto v = dp.versions.find(version);
+  if (v == dp.versions.end())
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": weight version %d of param '%s' was not "
+                              "kept",
+                              version, name.c_str()));
+  out = v->second;
+  return PIPE_RT_OK;
+}
+
+/// Forward (or recompute) of a stage.
+int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
+             bool keep, bool recompute, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const StageInfo &stage = m.stages[sid];
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  auto key = std::make_tuple(sid, step, mb);
+  std::map<int, BufferPtr> locals;
+  if (recompute) {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(key);
+    if (it == ds.stashes.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": nothing stashed (missing forward?)");
+    if (it->second.full)
+      return PIPE_RT_OK;
+    locals = it->second.external;
+  }
+  bool stashAll = keep || recompute;
+  bool stashInputs = stashAll || !run.schedule->forwardOnly;
+  StageStash stash;
+  stash.full = stashAll;
+  if (stashAll)
+    stash.runs.resize(stage.runs.size());
+  for (size_t i = 0; i < stage.runs.size(); ++i) {
+    const RunInfo &r = m.runs[stage.runs[i]];
+    std::vector<BufferPtr> args;
+    for (int pid : r.params) {
+      BufferPtr p;
+      if (int st = getParam(ctx, pid, version, what, p))
+        return st;
+      args.push_back(std::move(p));
+    }
+    for (int vid : r.inputs) {
+      auto it = locals.find(vid);
+      if (it == locals.end()) {
+        BufferPtr b;
+        const TypeInfo &t = valueType(m, vid);
+        if (recompute)
+          return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                      what + format(": value %d was not stashed", vid));
+        if (int k = m.inputIndex[vid]; k >= 0) {
+          std::string error;
+          if (int st = run.memory.alloc(ctx->device, t.bytes(), "graph input",
+                                        b, error))
+            return fail(ctx, st, what + ": " + error);
+          const void *src =
+              run.inputs[(size_t(step) * run.schedule->microbatches + mb) *
+                             m.inputs.size() +
+                         k];
+          if (!src)
+            return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                        what + format(": graph input %d is null", k));
+          if (int st =
+                  run.memory.toDevice(Lane::Compute, *b, src, t.bytes(), error))
+            return fail(ctx, st, what + ": graph input: " + error);
+        } else {
+          std::lock_guard<std::mutex> lock(ds.mu);
+          auto v = ds.values.find(std::make_tuple(vid, step, mb));
+          if (v == ds.values.end()) {
+            int p = m.producer[vid];
+            return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                        what + format(": value %d (from stage '%s') is not "
+                                      "on the device (missing recv or "
+                                      "forward?)",
+                                      vid,
+                                      p >= 0 ? m.stages[p].name.c_str() : "?"));
+          }
+          b = v->second.first;
+          if (--v->second.second <= 0)
+            ds.values.erase(v);
+        }
+        it = locals.emplace(vid, b).first;
+        if (stashInputs)
+          stash.external[vid] = b;
+      }
+      args.push_back(it->second);
+    }
+    std::vector<BufferPtr> results;
+    if (int st = callBlock(ctx, r.forward, args, results,
+                           what + " run '" + r.name + "'"))
+      return st;
+    for (size_t j = 0; j < r.outputs.size(); ++j)
+      locals[r.outputs[j]] = results[j];
+    if (stashAll) {
+      stash.runs[i].inputs.assign(args.begin() + r.params.size(), args.end());
+      stash.runs[i].saved.assign(results.begin() + r.outputs.size(),
+                                 results.end());
+    }
+  }
+  std::lock_guard<std::mutex> lock(ds.mu);
+  if (!recompute) {
+    // Publish what other stages read, and the loss.
+    for (int rid : stage.runs)
+      for (int vid : m.runs[rid].outputs) {
+        if (!m.consumers[vid].empty())
+          ds.values[std::make_tuple(vid, step, mb)] = {
+              locals[vid], int(m.consumers[vid].size())};
+        if (vid != m.lossValue)
+          continue;
+        size_t idx = size_t(step) * run.schedule->microbatches + mb;
+        std::string error;
+        if (int st = run.memory.toHost(Lane::Compute, &run.losses[idx],
+                                       *locals[vid], 4, error))
+          return fail(ctx, st, what + ": reading the loss: " + error);
+        run.lossSeen[idx] = true;
+        if (run.schedule->forwardOnly)
+          continue;
+        BufferPtr seed;
+        if (int st = run.memory.alloc(ctx->device, 4, "loss seed", seed, error))
+          return fail(ctx, st, what + ": " + error);
+        float seedValue = float(m.lossSeed / run.schedule->microbatches);
+        if (int st =
+                run.memory.toDevice(Lane::Compute, *seed, &seedValue, 4, error))
+          return fail(ctx, st, what + ": loss seed: " + error);
+        ds.cotangents[std::make_tuple(vid, step, mb, -1)] = seed;
+      }
+  }
+  if (stashInputs)
+    ds.stashes[key] = std::move(stash);
+  return PIPE_RT_OK;
+}
+
+int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
+                int part, const std::string &what) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  const StageInfo &stage = m.stages[sid];
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  auto key = std::make_tuple(sid, step, mb);
+  StageStash *stash;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(key);
+    if (it == ds.stashes.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": no stashed activations (missing forward?)");
+    stash = &it->second;
+  }
+  auto argsOf = [&](const RunInfo &r, StageStash::Run &sr,
+                    std::vector<BufferPtr> &args) {
+    for (int pid : r.params) {
+      BufferPtr p;
+      if (int st = getParam(ctx, pid, version, what, p))
+        return st;
+      args.push_back(std::move(p));
+    }
+    args.insert(args.end(), sr.inputs.begin(), sr.inputs.end());
+    args.insert(args.end(), sr.cotangents.begin(), sr.cotangents.end());
+    args.insert(args.end(), sr.saved.begin(), sr.saved.end());
+    return int(PIPE_RT_OK);
+  };
+  if (part != 2) {
+    if (!stash->full)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": only the stage inputs are stashed (missing "
+                         "recompute?)");
+    if (stash->inputDone)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": input gradients already computed");
+    for (size_t i = stage.runs.size(); i-- > 0;) {
+      const RunInfo &r = m.runs[stage.runs[i]];
+      StageStash::Run &sr = stash->runs[i];
+      sr.cotangents.clear();
+      for (int idx : r.diffResults) {
+        int vid = r.outputs[idx];
+        BufferPtr c;
+        {
+          std::lock_guard<std::mutex> lock(ds.mu);
+          auto it = ds.cotangents.find(std::make_tuple(vid, step, mb, -1));
+          if (it != ds.cotangents.end()) {
+            c = it->second;
+            ds.cotangents.erase(it);
+          }
+        }
+        if (!c)
+          if (int st = zeros(ctx, valueType(m, vid), what + " cotangent", c))
+            return st;
+        sr.cotangents.push_back(std::move(c));
+      }
+      bool needed = false;
+      for (int idx : r.diffInputs)
+        needed |= m.inputIndex[r.inputs[idx]] < 0;
+      // A full backward runs the fused function: one reverse sweep instead
+      // of two that would each redo the cotangent chain.
+      bool fused = part == 0 && r.bwdFused >= 0 && !r.diffParams.empty();
+      if (!fused && (r.bwdInput < 0 || !needed))
+        continue;
+      std::vector<BufferPtr> args, results;
+      if (int st = argsOf(r, sr, args))
+        return st;
+      if (int st = callBlock(ctx, fused ? r.bwdFused : r.bwdInput, args,
+                             results, what + " run '" + r.name + "'"))
+        return st;
+      std::lock_guard<std::mutex> lock(ds.mu);
+      if (fused) {
+        sr.weightDone = true;
+        for (size_t j = 0; j < r.diffParams.size(); ++j) {
+          int pid = r.params[r.diffParams[j]];
+          std::string error;
+          if (m.params[pid].trainable)
+            if (int st = accumulate(ds.grads[{pid, step}],
+                                    results[r.diffInputs.size() + j],
+                                    m.types[m.params[pid].type], error))
+              return fail(ctx, st, what + ": " + error);
+        }
+      }
+      for (size_t j = 0; j < r.diffInputs.size(); ++j) {
+        int vid = r.inputs[r.diffInputs[j]];
+        if (m.inputIndex[vid] >= 0)
+          continue;
+        int producer = m.producer[vid];
+        int tag = producer >= 0 && m.stages[producer].device == ctx->device
+                      ? -1
+                      : sid;
+        std::string error;
+        if (int st =
+                accumulate(ds.cotangents[std::make_tuple(vid, step, mb, tag)],
+                           results[j], valueType(m, vid), error))
+          return fail(ctx, st, what + ": " + error);
+      }
+    }
+    stash->inputDone = true;
+  }
+  if (part == 1)
+    return PIPE_RT_OK;
+  if (!stash->inputDone)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": weight gradients before input gradients (missing "
+                       "backward part 1?)");
+  for (size_t i = stage.runs.size(); i-- > 0;) {
+    const RunInfo &r = m.runs[stage.runs[i]];
+    if (r.bwdWeight < 0 || r.diffParams.empty() || stash->runs[i].weightDone)
+      continue;
+    std::vector<BufferPtr> args, results;
+    if (int st = argsOf(r, stash->runs[i], args))
+      return st;
+    if (int st = callBlock(ctx, r.bwdWeight, args, results,
+                           what + " run '" + r.name + "'"))
+      return st;
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (size_t j = 0; j < r.diffParams.size(); ++j) {
+      int pid = r.params[r.diffParams[j]];
+      if (!m.params[pid].trainable)
+        continue;
+      std::string error;
+      if (int st = accumulate(ds.grads[{pid, step}], results[j],
+                              m.types[m.params[pid].type], error))
+        return fail(ctx, st, what + ": " + error);
+    }
+  }
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.stashes.erase(key);
+  return PIPE_RT_OK;
+}
+
+/// Waits until every device in `participants` arrived at rendezvous `key`
+/// (after `deposit`), then calls `collect`.
+int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
+               const std::set<int> &participants,
+               const std::function<void(Rendezvous::Meeting &)> &deposit,
+               const std::function<int(Rendezvous::Meeting &)> &collect,
+               const std::string &what) {
+  RunState &run = *ctx->run;
+  std::string error;
+  int st = run.rendezvous.meet(key, ctx->device, participants,
+                               run.session->options.watchdog_seconds, deposit,
+                               collect, error);
+  if (st != PIPE_RT_OK && !error.empty())
+    return fail(ctx, st, what + error);
+  return st;
+}
+
+/// Global gradient-norm clipping before the first update of `step`.
+int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
+  RunState &run = *ctx->run;
+  DeviceState &ds = deviceOf(ctx);
+  double local = 0;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (auto &[key, g] : ds.grads) {
+      // Each param counted once: by the lowest device holding it.
+      if (key.second != step || *run.holders[key.first].begin() != ctx->device)
+        continue;
+      std::vector<unsigned char> staging;
+      std::string error;
+      int st;
+      const float *p = reinterpret_cast<const float *>(
+          run.memory.hostView(Lane::Compute, *g, staging, error, st));
+      if (st != PIPE_RT_OK)
+        return fail(ctx, st, what + ": " + error);
+      int64_t n = run.m->types[run.m->params[key.first].type].numel;
+      for (int64_t i = 0; i < n; ++i)
+        local += double(p[i]) * p[i];
+    }
+  }
+  double total = 0;
+  int st = rendezvous(
+      ctx, {-1, step}, run.clipDevices,
+      [&](Rendezvous::Meeting &r) { r.sums[ctx->device] = local; },
+      [&](Rendezvous::Meeting &r) {
+        for (auto &[d, s] : r.sums)
+          total += s;
+        return int(PIPE_RT_OK);
+      },
+      what + " (gradient clipping)");
+  if (st != PIPE_RT_OK)
+    return st;
+  double norm = std::sqrt(total);
+  double clip = run.session->options.clip_norm;
+  ds.clipScale = float(std::min(1.0, clip / (norm + 1e-6)));
+  ds.clippedSteps.insert(step);
+  return PIPE_RT_OK;
+}
+
+pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
+                                SessionParam &state, const float *grad,
+                                size_t n, float scale) {
+  pipe_rt_optim_update u{};
+  u.kind = session->options.optimizer;
+  u.sgd = session->options.sgd;
+  u.adamw = session->options.adamw;
+  u.step = state.step + 1;
+  u.param = param;
+  bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
+  if (adam || u.sgd.momentum != 0)
+    state.state0.resize(n, 0.0f);
+  if (adam)
+    state.state1.resize(n, 0.0f);
+  u.state0 = state.state0.empty() ? nullptr : state.state0.data();
+  u.state1 = state.state1.empty() ? nullptr : state.state1.data();
+  u.grad = grad;
+  u.grad_dtype = PIPE_RT_GRAD_F32;
+  u.grad_scale = scale;
+  u.n = n;
+  return u;
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                            int32_t step, int32_t version, int32_t keep) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "forward", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  if (mb < 0)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no micro-batch");
+  double t0 = ctx->run->now();
+  int st = runStage(ctx, stage, mb, step, version, keep != 0, false, what);
+  ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
+                       ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t mb, int32_t step, int32_t version) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "recompute", stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  double t0 = ctx->run->now();
+  int st = runStage(ctx, stage, mb, step, version, true, true, what);
+  ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
+                       ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step, int32_t version, int32_t part) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  const char *name = part == 1   ? "backward.input"
+                     : part == 2 ? "backward.weight"
+                                 : "backward";
+  std::string what = describe(ctx, name, stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return st;
+  if (part < 0 || part > 2)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": bad part");
+  if (ctx->run->schedule->forwardOnly)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the schedule is forward-only");
+  double t0 = ctx->run->now();
+  int st = runBackward(ctx, stage, mb, step, version, part, what);
+  ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
+                       ctx->device, t0, ctx->run->now());
+  return st;
+}
+
+int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
+                           int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "update", stage, -1, step);
+  if (int st = checkAction(ctx, what, stage, -1, step))
+    return st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  double t0 = run.now();
+  if (run.session->options.clip_norm > 0 && !ds.clippedSteps.count(step))
+    if (int st = clipGradients(ctx, step, what))
+      return st;
+  float scale = run.session->options.clip_norm > 0 ? ds.clipScale : 1.0f;
+  for (int pid : run.schedule->owns[stage]) {
+    const ParamInfo &p = m.params[pid];
+    if (run.ps.holds(pid))
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + p.name +
+                      "' is held by the parameter server (use ps.update)");
+    if (!p.trainable)
+      continue;
+    std::unique_lock<std::mutex> lock(ds.mu);
+    auto it = ds.params.find(pid);
+    if (it == ds.params.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + p.name + "' is not on the device");
+    DeviceParam &dp = it->second;
+    // Tied params may be owned by several stages of one device: one update
+    // per step.
+    if (!dp.updatedSteps.insert(step).second)
+      continue;
+    const TypeInfo &t = m.types[p.type];
+    if (run.trackVersions) {
+      BufferPtr snap;
+      std::string error;
+      if (int st = run.memory.alloc(ctx->device, t.bytes(), "weight version",
+                                    snap, error))
+        return fail(ctx, st, what + ": " + error);
+      if (int st = run.memory.copy(ctx->device, Lane::Compute, snap->data,
+                                   dp.value->data, t.bytes(), error))
+        return fail(ctx, st, what + ": weight version: " + error);
+      dp.versions[dp.updates] = snap;
+    }
+    ++dp.updates;
+    auto g = ds.grads.find({pid, step});
+    if (g == ds.grads.end())
+      continue; // no gradient: skipped, as torch skips params without grad
+    BufferPtr grad = g->second;
+    ds.grads.erase(g);
+    lock.unlock();
+    SessionParam &state = run.deviceOptState[ctx->device][pid];
+    // The optimizer runs on the host (HostOptimizer.h): a device the host
+    // cannot address gets the param and gradient staged through host memory.
+    std::vector<unsigned char> paramStaging, gradStaging;
+    std::string error;
+    int st;
+    auto *value =
+        const_cast<float *>(reinterpret_cast<const float *>(run.memory.hostView(
+            Lane::Compute, *dp.value, paramStaging, error, st)));
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+    auto *gradValue = reinterpret_cast<const float *>(
+        run.memory.hostView(Lane::Compute, *grad, gradStaging, error, st));
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+    pipe_rt_optim_update u = makeUpdate(run.session, value, state, gradValue,
+                                        size_t(t.numel), scale);
+    if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
+      return fail(ctx, st,
+                  what + ": the optimizer rejected the update of '" + p.name +
+                      "' (bad hyper-parameters?)");
+    if (!paramStaging.empty())
+      if (int st = run.memory.toDevice(Lane::Compute, *dp.value, value,
+                                       t.bytes(), error))
+        return fail(ctx, st, what + ": " + error);
+    ++state.step;
+  }
+  run.traceEvent(traceName(what), "compute", TrackKind::Compute, ctx->device,
+                 t0, run.now());
+  return PIPE_RT_OK;
+}
+
+int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
+                                int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what = format("device %d: reduce_grad", ctx->device);
+  if (param < 0 || param >= int(m.params.size()))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such param");
+  what += " '" + m.params[param].name + "'" + format(" step %d", step);
+  if (step < 0 || step >= run.schedule->steps)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": step out of range (%d)", run.schedule->steps));
+  const std::set<int> &participants = run.holders[param];
+  if (!participants.count(ctx->device))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the device does not hold the param");
+  if (participants.size() == 1 || !m.params[param].trainable)
+    return PIPE_RT_OK;
+  DeviceState &ds = deviceOf(ctx);
+  const TypeInfo &t = m.types[m.params[param].type];
+  BufferPtr mine;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.grads.find({param, step});
+    if (it != ds.grads.end())
+      mine = it->second;
+  }
+  double t0 = run.now();
+  int st = rendezvous(
+      ctx, {param, step}, participants,
+      [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = mine; },
+      [&](Rendezvous::Meeting &r) {
+        // Every device sums in device order: identical totals everywhere.
+        BufferPtr total;
+        if (int st = zeros(ctx, t, what, total))
+          return st;
+        std::string error;
+        for (auto &[d, g] : r.grads) {
+          if (!g)
+            continue;
+          BufferPtr local;
+          if (int st = run.transfers->pullPeer(run.memory, ctx->device, g,
+                                               what.c_str(), local, error))
+            return fail(ctx, st, what + ": " + error);
+          if (int st = addInto(*total, *local, t, error))
+            return fail(ctx, st, what + ": " + error);
+        }
+        std::lock_guard<std::mutex> lock(ds.mu);
+        ds.grads[{param, step}] = total;
+        return int(PIPE_RT_OK);
+      },
+      what);
+  run.traceEvent(traceName(what), "collective", TrackKind::Compute, ctx->device,
+                 t0, run.now());
+  return st;
+}
+
+} // extern "C"

@@ -1,0 +1,112 @@
+//===- Executor.h - The state of one run, composed of rooms -----*- C++ -*-===//
+//
+// Private to the runtime. Each pipe_rt_session_run builds a RunState: fresh
+// simulated devices, per-device copies of the params, value stores, stashes
+// and gradients (DeviceState, touched by the compute actions), and the rooms
+// that own the rest with their locks: the memory (Memory.h), the transfers
+// (Transfers.h), the parameter server (ParameterServer.h) and the
+// rendezvous of the devices (Rendezvous.h). Only a successful run writes
+// its params and optimizer state back, so a failed run leaves the session
+// as it was. See docs/runtime.md, "Rooms of the executor".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_EXECUTOR_H
+#define PIPE_RUNTIME_EXECUTOR_H
+
+#include "Memory.h"
+#include "ParameterServer.h"
+#include "Rendezvous.h"
+#include "Session.h"
+#include "Transfers.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace pipe_rt {
+
+/// A param as one device holds it.
+struct DeviceParam {
+  BufferPtr value;
+  int updates = 0;                   // updates in this run
+  std::map<int, BufferPtr> versions; // weight stash: version -> value
+  std::set<int> updatedSteps;        // steps already applied on this device
+  int loads = 0;                     // ps stages: outstanding ps.load
+};
+
+/// A run's stash of one stage for one (step, mb).
+struct StageStash {
+  struct Run {
+    std::vector<BufferPtr> inputs, saved, cotangents;
+    bool weightDone = false; // the fused backward produced its gradients
+  };
+  bool full = false;                 // every run's inputs and saved
+  bool inputDone = false;            // backward part 1 ran
+  std::map<int, BufferPtr> external; // stage inputs from outside the stage
+  std::vector<Run> runs;             // by position in the stage
+};
+
+/// Per-device state of a run; `mu` guards every map (the device thread and
+/// its copy jobs both touch them), `computeMu` serialises block calls with
+/// the copy jobs that move stashed buffers.
+struct DeviceState {
+  int index = 0;
+  std::mutex mu, computeMu;
+  std::map<int, DeviceParam> params;
+  std::map<std::pair<int, int>, BufferPtr> grads; // (param, step)
+  /// Forward values for other stages: (value, step, mb) -> (buffer, readers
+  /// still to come).
+  std::map<std::tuple<int, int, int>, std::pair<BufferPtr, int>> values;
+  /// Cotangents: (value, step, mb, tag); tag -1 for values produced on this
+  /// device, else the consumer stage that still has to send it.
+  std::map<std::tuple<int, int, int, int>, BufferPtr> cotangents;
+  std::map<std::tuple<int, int, int>, StageStash> stashes; // (stage, step, mb)
+  std::set<int> clippedSteps;
+  float clipScale = 1;
+};
+
+/// Everything one pipe_rt_session_run needs.
+struct RunState {
+  /// Declared first, so that it goes last: every buffer is freed into it.
+  RunMemory memory;
+  pipe_rt_session *session = nullptr;
+  const Manifest *m = nullptr;
+  const ScheduleInfo *schedule = nullptr;
+  int scheduleIndex = 0;
+  pipe_rt_devices *devs = nullptr;
+  std::unique_ptr<Transfers> transfers;
+  ParameterServer ps;
+  Rendezvous rendezvous;
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  std::vector<std::unique_ptr<pipe_rt_device_ctx>> ctxs;
+  const void *const *inputs = nullptr;
+  std::vector<float> losses;
+  std::vector<bool> lossSeen;
+  bool trackVersions = false;
+  /// param id -> devices holding a copy (devices of non-ps stages reading
+  /// it).
+  std::vector<std::set<int>> holders;
+  std::set<int> clipDevices;
+  // Per-device optimizer state of params held on devices.
+  std::vector<std::map<int, SessionParam>> deviceOptState;
+
+  std::mutex errorMu;
+  std::string firstError;
+  int firstStatus = PIPE_RT_OK;
+
+  ~RunState();
+  double now() const;
+  bool tracing() const { return session->tracing; }
+  void traceEvent(const std::string &name, const char *category, TrackKind kind,
+                  int index, double start, double end);
+  int linkIndex(int from, int to);
+};
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_EXECUTOR_H

@@ -1,0 +1,59 @@
+//===- JobQueue.h - One-thread FIFO of asynchronous jobs --------*- C++ -*-===//
+//
+// Private to the runtime. A device's copy engines (h2d, d2h) and the
+// parameter server's host optimizer each run their jobs on one JobQueue, so
+// the jobs of one engine run in the order the device programs queued them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_JOBQUEUE_H
+#define PIPE_RUNTIME_JOBQUEUE_H
+
+#include "pipe/Runtime/Status.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace pipe_rt {
+
+/// A one-thread FIFO of asynchronous jobs. A job returns a status and may
+/// set an error message. `mu` guards the queue and every job's result.
+class JobQueue {
+public:
+  struct Job {
+    std::function<int(std::string &)> work;
+    bool done = false;
+    int status = PIPE_RT_OK;
+    std::string error;
+  };
+  using JobPtr = std::shared_ptr<Job>;
+  /// A job of some queue that another queue's job must wait for.
+  using Pending = std::pair<JobQueue *, JobPtr>;
+
+  JobQueue();
+  ~JobQueue(); // runs the remaining jobs, then joins
+  JobPtr submit(std::function<int(std::string &)> work);
+  /// Blocks until `job` ran; returns its status.
+  int wait(const JobPtr &job);
+
+private:
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<JobPtr> queue;
+  bool stopping = false;
+  std::thread worker;
+};
+
+/// Waits for jobs of other queues; returns the first error.
+int waitFor(const std::vector<JobQueue::Pending> &jobs);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_JOBQUEUE_H

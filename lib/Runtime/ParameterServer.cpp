@@ -1,0 +1,543 @@
+//===- ParameterServer.cpp - The parameter server of a run ----------------===//
+//
+// The room's state (ParameterServer.h) and the actions of ps stages:
+// pipe_rt_act_ps_load, ps_push, ps_update and ps_release.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParameterServer.h"
+
+#include "Actions.h"
+#include "Bf16.h"
+#include "Format.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+using namespace pipe_rt;
+
+namespace {
+
+/// sum[i] += the i-th element of a pushed gradient copy (f32 or bf16).
+void addPushed(float *sum, const Buffer &pushed, bool bf16, int64_t n) {
+  if (bf16) {
+    addFromBf16(sum, static_cast<const uint16_t *>(pushed.data), n);
+    return;
+  }
+  const float *g = static_cast<const float *>(pushed.data);
+  for (int64_t i = 0; i < n; ++i)
+    sum[i] += g[i];
+}
+
+/// dst = bf16(src) for each span, on every core: the parameter server's
+/// shadows when a run starts (302M params take ~0.1 s on one thread).
+struct NarrowSpan {
+  uint16_t *dst;
+  const float *src;
+  int64_t n;
+};
+void narrowInParallel(const std::vector<NarrowSpan> &spans) {
+  constexpr int64_t kPiece = int64_t(1) << 20;
+  std::vector<NarrowSpan> pieces;
+  for (const NarrowSpan &s : spans)
+    for (int64_t at = 0; at < s.n; at += kPiece)
+      pieces.push_back({s.dst + at, s.src + at, std::min(kPiece, s.n - at)});
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < pieces.size();)
+      narrowToBf16(pieces[i].dst, pieces[i].src, pieces[i].n);
+  };
+  size_t threads = std::min<size_t>(
+      std::max(1u, std::thread::hardware_concurrency()), pieces.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+/// Whether param `pid` of the parameter server crosses the link as bf16:
+/// ps_transfer = bf16 and an f32 param (others move their own bytes).
+bool wantsBf16(const RunState &run, int pid) {
+  return run.session->options.ps_transfer == PIPE_RT_PS_TRANSFER_BF16 &&
+         run.m->types[run.m->params[pid].type].dtype == DType::F32;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The room
+//===----------------------------------------------------------------------===//
+
+int ParameterServer::start(RunState &run, std::string &error) {
+  pipe_rt_session &session = *run.session;
+  const Manifest &m = *run.m;
+  queue = std::make_unique<JobQueue>();
+  std::vector<NarrowSpan> spans;
+  for (size_t p = 0; p < held.size(); ++p) {
+    if (!held[p])
+      continue;
+    const SessionParam &sp = session.params[p];
+    Master &master = masters[int(p)];
+    master.value = sp.value.data();
+    master.step = sp.step;
+    if (!wantsBf16(run, int(p)))
+      continue;
+    // The session's shadow, narrowed again only when it does not match the
+    // weights; invalid until this run commits (update() rewrites it).
+    pipe_rt_session::PsShadow &cache = session.psShadows[p];
+    uint64_t bytes = sp.value.size() / 2;
+    if (cache.bytes != bytes) {
+      if (cache.data)
+        cache.free(cache.data);
+      cache = {run.memory->allocHost(bytes), bytes,
+               run.memory->hostFreeFunction(), false};
+      if (!cache.data) {
+        cache = {};
+        error =
+            "param '" + m.params[p].name + "' bf16 shadow: host out of memory";
+        return PIPE_RT_OUT_OF_MEMORY;
+      }
+    }
+    if (!cache.valid)
+      spans.push_back({static_cast<uint16_t *>(cache.data),
+                       reinterpret_cast<const float *>(sp.value.data()),
+                       int64_t(sp.value.size() / 4)});
+    cache.valid = false;
+    shadows[int(p)] = run.memory.adopt(-1, cache.data, bytes, /*owned=*/false);
+  }
+  narrowInParallel(spans);
+  // Every ps.load copies the masters to devices (bf16 params: their
+  // shadows, already page-locked): page-locked for the run where that makes
+  // the copies faster.
+  for (auto &[pid, master] : masters)
+    if (!shadows.count(pid))
+      run.memory->registerHost(session.params[pid].value.data(),
+                               session.params[pid].value.size());
+  return PIPE_RT_OK;
+}
+
+void ParameterServer::finish(RunState &run) {
+  for (auto &[pid, master] : masters)
+    if (!shadows.count(pid))
+      run.memory->unregisterHost(run.session->params[pid].value.data());
+}
+
+void ParameterServer::commit(pipe_rt_session &session, int pid) const {
+  const Master &master = masters.at(pid);
+  SessionParam &sp = session.params[pid];
+  SessionParam &spare = session.psSpare[pid];
+  if (master.updated)
+    sp.value.swap(spare.value);
+  if (master.wroteState0)
+    sp.state0.swap(spare.state0);
+  if (master.wroteState1)
+    sp.state1.swap(spare.state1);
+  sp.step = master.step;
+  // Narrowed when the run started or rewritten by its updates.
+  if (shadows.count(pid))
+    session.psShadows[pid].valid = true;
+}
+
+void ParameterServer::clear() {
+  shadows.clear();
+  grads.clear(); // pushed but not consumed: a failed run
+}
+
+std::vector<JobQueue::Pending>
+ParameterServer::lastUpdates(const std::vector<int> &pids) {
+  std::vector<JobQueue::Pending> updates;
+  std::lock_guard<std::mutex> lock(mu);
+  for (int pid : pids) {
+    auto it = lastUpdate.find(pid);
+    if (it != lastUpdate.end())
+      updates.push_back(it->second);
+  }
+  return updates;
+}
+
+const unsigned char *ParameterServer::master(int pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  return masters[pid].value;
+}
+
+BufferPtr ParameterServer::shadow(int pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = shadows.find(pid);
+  return it == shadows.end() ? nullptr : it->second;
+}
+
+void ParameterServer::addPush(int pid, BufferPtr host, bool isBf16, int64_t n) {
+  Gradient *grad;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto [it, fresh] = grads.try_emplace(pid);
+    grad = &it->second;
+    first = fresh;
+  }
+  if (first) {
+    grad->pushed = std::move(host);
+    grad->bf16 = isBf16;
+    return;
+  }
+  // A second push before the update: sum in f32.
+  if (grad->pushed) {
+    grad->sum.assign(size_t(n), 0.0f);
+    addPushed(grad->sum.data(), *grad->pushed, grad->bf16, n);
+    grad->pushed.reset();
+  }
+  if (host)
+    addPushed(grad->sum.data(), *host, isBf16, n);
+}
+
+void ParameterServer::pushing(const std::vector<int> &pids, JobQueue *q,
+                              const JobQueue::JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (int pid : pids)
+    pendingPushes[pid].push_back({q, job});
+}
+
+std::vector<JobQueue::Pending>
+ParameterServer::takePushes(const std::vector<int> &pids) {
+  std::vector<JobQueue::Pending> pushes;
+  std::lock_guard<std::mutex> lock(mu);
+  for (int pid : pids) {
+    auto it = pendingPushes.find(pid);
+    if (it == pendingPushes.end())
+      continue;
+    pushes.insert(pushes.end(), it->second.begin(), it->second.end());
+    pendingPushes.erase(it);
+  }
+  return pushes;
+}
+
+void ParameterServer::updating(const std::vector<int> &pids,
+                               const JobQueue::JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (int pid : pids)
+    lastUpdate[pid] = {queue.get(), job};
+}
+
+/// Out of place from the session's committed weights and state into its
+/// spare copy the first time in a run, in place on the spare copy after
+/// that.
+pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
+                                              Master &ps,
+                                              const Gradient &grad) {
+  SessionParam &committed = session.params[pid];
+  SessionParam &spare = session.psSpare[pid];
+  pipe_rt_optim_update u{};
+  u.kind = session.options.optimizer;
+  u.sgd = session.options.sgd;
+  u.adamw = session.options.adamw;
+  u.step = ps.step + 1;
+  size_t n = grad.sum.size();
+  u.grad = grad.sum.data();
+  u.grad_dtype = PIPE_RT_GRAD_F32;
+  if (grad.pushed) {
+    n = grad.pushed->bytes / (grad.bf16 ? 2 : 4);
+    u.grad = grad.pushed->data;
+    u.grad_dtype = grad.bf16 ? PIPE_RT_GRAD_BF16 : PIPE_RT_GRAD_F32;
+  }
+  u.grad_scale = 1.0f;
+  u.n = n;
+  bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
+  // One state array: in place on the spare copy once it holds the latest
+  // values (or zeros for a state the session does not have yet), else out
+  // of place from the committed one.
+  auto state = [&](bool needed, std::vector<float> &out,
+                   const std::vector<float> &in, bool &wrote,
+                   const float *&from) {
+    if (!needed)
+      return (float *)nullptr;
+    out.resize(n);
+    if (!wrote && in.empty())
+      std::fill(out.begin(), out.end(), 0.0f);
+    else if (!wrote)
+      from = in.data();
+    wrote = true;
+    return out.data();
+  };
+  u.state0 = state(adam || u.sgd.momentum != 0, spare.state0, committed.state0,
+                   ps.wroteState0, u.state0_in);
+  u.state1 =
+      state(adam, spare.state1, committed.state1, ps.wroteState1, u.state1_in);
+  spare.value.resize(committed.value.size());
+  u.param = reinterpret_cast<float *>(spare.value.data());
+  if (!ps.updated)
+    u.param_in = reinterpret_cast<const float *>(committed.value.data());
+  return u;
+}
+
+int ParameterServer::update(pipe_rt_session &session, int pid,
+                            std::string &error) {
+  Gradient *grad;
+  Master *master;
+  BufferPtr shadow; // bf16 transfers
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = grads.find(pid);
+    if (it == grads.end())
+      return PIPE_RT_OK; // no gradient pushed: skipped, as torch skips None
+    grad = &it->second;
+    master = &masters[pid];
+    auto sh = shadows.find(pid);
+    if (sh != shadows.end())
+      shadow = sh->second;
+  }
+  pipe_rt_optim_update u = prepare(session, pid, *master, *grad);
+  // The next ps.load of the param copies its bf16 rounding: written by the
+  // optimizer's workers, once per update, not per load.
+  if (shadow)
+    u.param_bf16 = static_cast<uint16_t *>(shadow->data);
+  int st = pipe_rt_host_optimizer_run(session.optimizer, &u);
+  if (st != PIPE_RT_OK) {
+    error = "host optimizer rejected the update of '" +
+            session.manifest.params[pid].name + "'";
+    return st;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  master->value = reinterpret_cast<const unsigned char *>(u.param);
+  master->updated = true;
+  ++master->step;
+  grads.erase(pid);
+  return PIPE_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Actions of ps stages
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int checkPsStage(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
+                 int step) {
+  if (int st = checkAction(ctx, what, stage, -1, step))
+    return st;
+  if (!ctx->run->schedule->psStage[stage])
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the stage does not use the parameter server");
+  return PIPE_RT_OK;
+}
+
+/// ps.load of a bf16 param: the shadow (host) into `staging` (device,
+/// allocated on first use for the largest shadow of the job, `maxBytes`) on
+/// the h2d lane, then widened into the param's buffer `dst` on the device.
+int loadBf16(RunState &run, int device, Buffer &dst, const Buffer &shadow,
+             uint64_t maxBytes, BufferPtr &staging, std::string &error) {
+  if (!staging)
+    if (int st = run.memory.alloc(device, maxBytes, "ps.load bf16 staging",
+                                  staging, error))
+      return st;
+  if (int st = run.memory.copy(device, Lane::H2D, staging->data, shadow.data,
+                               shadow.bytes, error))
+    return st;
+  return run.memory->widenBf16(device, Lane::H2D, dst.data, staging->data,
+                               int64_t(dst.bytes / 4), error);
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
+                            int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.load", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<std::pair<int, BufferPtr>> copies;
+  for (int pid : m.stages[stage].params) {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    DeviceParam &dp = ds.params[pid];
+    if (dp.loads++ > 0)
+      continue;
+    std::string error;
+    std::string label = "param '" + m.params[pid].name + "'";
+    if (int st =
+            run.memory.alloc(ctx->device, m.types[m.params[pid].type].bytes(),
+                             label.c_str(), dp.value, error)) {
+      ds.params.erase(pid);
+      return -fail(ctx, st, what + ": " + error);
+    }
+    copies.push_back({pid, dp.value});
+  }
+  RunState *runp = &run;
+  int device = ctx->device;
+  std::vector<int> pids;
+  for (auto &[pid, b] : copies)
+    pids.push_back(pid);
+  std::vector<JobQueue::Pending> updates = run.ps.lastUpdates(pids);
+  return submitJob(
+      ctx, run.transfers->h2d(device), TrackKind::H2D, "h2d", what,
+      [runp, device, copies, updates](std::string &error) {
+        if (int st = waitFor(updates)) {
+          error = "an earlier ps.update of these params failed";
+          return st;
+        }
+        // bf16 params: one device staging buffer for the job, charged while
+        // the job runs.
+        std::vector<BufferPtr> shadows;
+        uint64_t maxBytes = 0;
+        for (auto &[pid, b] : copies) {
+          shadows.push_back(runp->ps.shadow(pid));
+          if (shadows.back())
+            maxBytes = std::max(maxBytes, shadows.back()->bytes);
+        }
+        // One batch for the stage's params: a GPU queues every copy (and
+        // widening) on the lane and waits once, not once per tensor.
+        BufferPtr staging;
+        runp->memory->beginBatch(device, Lane::H2D);
+        int st = PIPE_RT_OK;
+        for (size_t i = 0; i < copies.size() && st == PIPE_RT_OK; ++i) {
+          auto &[pid, b] = copies[i];
+          if (shadows[i]) {
+            st = loadBf16(*runp, device, *b, *shadows[i], maxBytes, staging,
+                          error);
+            continue;
+          }
+          st = runp->memory.toDevice(Lane::H2D, *b, runp->ps.master(pid),
+                                     b->bytes, error);
+        }
+        std::string drained;
+        int end = runp->memory->endBatch(device, Lane::H2D,
+                                         st == PIPE_RT_OK ? error : drained);
+        return st != PIPE_RT_OK ? st : end;
+      });
+}
+
+int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
+                            int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.push", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<std::pair<int, BufferPtr>> grads;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (int pid : m.stages[stage].params) {
+      auto it = ds.grads.find({pid, step});
+      if (it == ds.grads.end())
+        continue;
+      grads.push_back({pid, it->second});
+      ds.grads.erase(it); // freed once copied
+    }
+  }
+  RunState *runp = &run;
+  int device = ctx->device;
+  JobQueue::JobPtr job;
+  int64_t token = submitJob(
+      ctx, run.transfers->d2h(device), TrackKind::D2H, "d2h", what,
+      [runp, device, grads](std::string &error) {
+        // bf16 params: narrowed on the device first, into a staging buffer
+        // allocated once for the job's largest one.
+        uint64_t maxBf16 = 0;
+        for (auto &[pid, g] : grads)
+          if (runp->ps.bf16(pid))
+            maxBf16 = std::max(maxBf16, g->bytes / 2);
+        BufferPtr narrow;
+        if (maxBf16)
+          if (int st = runp->memory.alloc(
+                  device, maxBf16, "ps.push bf16 staging", narrow, error))
+            return st;
+        for (auto &[pid, g] : grads) {
+          int64_t n = int64_t(g->bytes / 4);
+          bool bf16 = runp->ps.bf16(pid);
+          // The copy the optimizer reads: host memory (page-locked on a
+          // GPU), kept until the update.
+          BufferPtr host;
+          if (n > 0) {
+            uint64_t bytes = uint64_t(n) * (bf16 ? 2 : 4);
+            if (int st = runp->memory.alloc(-1, bytes, "ps.push host copy",
+                                            host, error))
+              return st;
+            const void *from = g->data;
+            if (bf16) {
+              if (int st = runp->memory->narrowBf16(
+                      device, Lane::D2H, narrow->data, g->data, n, error))
+                return st;
+              from = narrow->data;
+            }
+            if (int st = runp->memory.copy(device, Lane::D2H, host->data, from,
+                                           bytes, error))
+              return st;
+          }
+          runp->ps.addPush(pid, std::move(host), bf16, n);
+        }
+        return int(PIPE_RT_OK);
+      },
+      &job);
+  if (token > 0) {
+    std::vector<int> pids;
+    for (auto &[pid, g] : grads)
+      pids.push_back(pid);
+    run.ps.pushing(pids, &run.transfers->d2h(device), job);
+  }
+  return token;
+}
+
+int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.update", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return -st;
+  RunState *run = ctx->run;
+  std::vector<int> owned;
+  for (int pid : run->schedule->owns[stage])
+    if (run->ps.holds(pid) && run->m->params[pid].trainable)
+      owned.push_back(pid);
+  std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned);
+  JobQueue::JobPtr job;
+  int64_t token = submitJob(
+      ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
+      [run, owned, pushes](std::string &error) {
+        if (int st = waitFor(pushes)) {
+          error = "a ps.push of these params failed";
+          return st;
+        }
+        for (int pid : owned)
+          if (int st = run->ps.update(*run->session, pid, error))
+            return st;
+        return int(PIPE_RT_OK);
+      },
+      &job);
+  if (token > 0)
+    run->ps.updating(owned, job);
+  return token;
+}
+
+int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,
+                               int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.release", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return st;
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> lock(ds.mu);
+  for (int pid : ctx->run->m->stages[stage].params) {
+    auto it = ds.params.find(pid);
+    if (it == ds.params.end() || it->second.loads <= 0)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": param '" + ctx->run->m->params[pid].name +
+                      "' is not loaded");
+    if (--it->second.loads == 0)
+      ds.params.erase(it);
+  }
+  return PIPE_RT_OK;
+}
+
+} // extern "C"

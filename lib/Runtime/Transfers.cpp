@@ -1,0 +1,457 @@
+//===- Transfers.cpp - The transfers room of a run ------------------------===//
+//
+// The room's state (Transfers.h), the in-process Communicator and the
+// transfer actions: pipe_rt_act_send, recv, wait, offload and prefetch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Transfers.h"
+
+#include "Actions.h"
+#include "Format.h"
+
+#include <cstring>
+
+using namespace pipe_rt;
+
+namespace {
+
+class InProcessCommunicator final : public Communicator {
+public:
+  explicit InProcessCommunicator(pipe_rt_devices *devs) : devs(devs) {}
+  int send(int device, const pipe_rt_channel_key &key, const void *payload,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    int st = pipe_rt_send(devs, device, &key, payload, bytes, &token);
+    if (st != PIPE_RT_OK)
+      error = pipe_rt_last_error(devs);
+    return st;
+  }
+  int recv(int device, const pipe_rt_channel_key &key, void *target,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    int st = pipe_rt_recv(devs, device, &key, target, bytes, &token);
+    if (st != PIPE_RT_OK)
+      error = pipe_rt_last_error(devs);
+    return st;
+  }
+  int wait(int device, pipe_rt_token token, std::string &error) override {
+    int st = pipe_rt_wait(devs, device, token);
+    if (st != PIPE_RT_OK)
+      error = pipe_rt_last_error(devs);
+    return st;
+  }
+
+private:
+  pipe_rt_devices *devs;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+pipe_rt::inProcessCommunicator(pipe_rt_devices *devs) {
+  return std::make_unique<InProcessCommunicator>(devs);
+}
+
+//===----------------------------------------------------------------------===//
+// The room
+//===----------------------------------------------------------------------===//
+
+Transfers::Transfers(int numDevices, std::unique_ptr<Communicator> channels,
+                     bool byReference)
+    : comm(std::move(channels)), byRef(byReference), engines(numDevices) {
+  for (Engines &e : engines) {
+    e.h2d = std::make_unique<JobQueue>();
+    e.d2h = std::make_unique<JobQueue>();
+  }
+}
+
+Transfers::~Transfers() { drain(); }
+
+void Transfers::drain() {
+  for (Engines &e : engines) {
+    e.h2d.reset();
+    e.d2h.reset();
+  }
+}
+
+int64_t Transfers::addToken(int device, std::shared_ptr<PendingToken> t) {
+  Engines &e = engines[device];
+  int64_t id = e.nextToken++;
+  e.tokens.emplace(id, std::move(t));
+  return id;
+}
+
+std::shared_ptr<PendingToken> Transfers::takeToken(int device, int64_t token) {
+  Engines &e = engines[device];
+  auto it = e.tokens.find(token);
+  if (it == e.tokens.end())
+    return nullptr;
+  std::shared_ptr<PendingToken> t = std::move(it->second);
+  e.tokens.erase(it);
+  return t;
+}
+
+uint64_t Transfers::putInFlight(int device, std::vector<BufferPtr> buffers) {
+  std::lock_guard<std::mutex> lock(inFlightMu);
+  uint64_t id = nextInFlight++;
+  inFlight[id] = {device, std::move(buffers)};
+  return id;
+}
+
+bool Transfers::takeInFlight(uint64_t id, size_t count, int &srcDevice,
+                             std::vector<BufferPtr> &buffers) {
+  std::lock_guard<std::mutex> lock(inFlightMu);
+  auto it = inFlight.find(id);
+  if (it == inFlight.end() || it->second.second.size() != count)
+    return false;
+  srcDevice = it->second.first;
+  buffers = std::move(it->second.second);
+  inFlight.erase(it);
+  return true;
+}
+
+int Transfers::pullPeer(RunMemory &memory, int device, const BufferPtr &src,
+                        const char *what, BufferPtr &out, std::string &error) {
+  out = src;
+  if (src->device == device || !byRef)
+    return PIPE_RT_OK;
+  if (int st = memory.alloc(device, src->bytes, what, out, error))
+    return st;
+  return memory.copyPeer(device, out->data, src->device, src->data,
+                         src->bytes, error);
+}
+
+int64_t pipe_rt::submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue,
+                           TrackKind kind, const char *category,
+                           const std::string &what,
+                           std::function<int(std::string &)> work,
+                           JobQueue::JobPtr *submitted) {
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  std::string label = traceName(what);
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->queue = &queue;
+  t->job = queue.submit([=](std::string &error) {
+    double t0 = run->now();
+    int st = work(error);
+    run->traceEvent(label, category, kind, kind == TrackKind::Host ? 0 : device,
+                    t0, run->now());
+    return st;
+  });
+  if (submitted)
+    *submitted = t->job;
+  return run->transfers->addToken(device, std::move(t));
+}
+
+//===----------------------------------------------------------------------===//
+// Transfer actions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The checks a send and a recv share; names the transfer in `what` and
+/// finds the values it carries (activations travel src -> dst along edge
+/// (src, dst), gradients back along the same edge).
+int checkTransfer(pipe_rt_device_ctx *ctx, bool sending, int kind, int src,
+                  int dst, int mb, int step, std::string &what,
+                  const std::vector<int> *&values) {
+  const char *name = sending
+                         ? (kind == 0 ? "send activation" : "send gradient")
+                         : (kind == 0 ? "recv activation" : "recv gradient");
+  int local = sending ? src : dst, peer = sending ? dst : src;
+  what = describe(ctx, name, local, mb, step);
+  if (int st = checkAction(ctx, what, local, mb, step))
+    return st;
+  const Manifest &m = *ctx->run->m;
+  if ((kind != 0 && kind != 1) || peer < 0 || peer >= int(m.stages.size()))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + (sending ? ": bad kind or dst" : ": bad kind or src"));
+  what +=
+      (sending ? " to stage '" : " from stage '") + m.stages[peer].name + "'";
+  auto edge = m.edges.find(kind == 0 ? std::make_pair(src, dst)
+                                     : std::make_pair(dst, src));
+  if (edge == m.edges.end())
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such edge");
+  values = &edge->second;
+  return PIPE_RT_OK;
+}
+
+/// Moves the buffers of a stash between the arena and host memory.
+int moveStash(RunState *run, int device, int stage, int mb, int step,
+              bool toHost, std::string &error) {
+  DeviceState &ds = *run->devices[device];
+  std::lock_guard<std::mutex> compute(ds.computeMu);
+  std::set<Buffer *> buffers;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.stashes.find(std::make_tuple(stage, step, mb));
+    if (it == ds.stashes.end()) {
+      error = "nothing stashed for this micro-batch";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    for (auto &[v, b] : it->second.external)
+      buffers.insert(b.get());
+    for (auto &r : it->second.runs)
+      for (auto *list : {&r.inputs, &r.saved, &r.cotangents})
+        for (auto &b : *list)
+          buffers.insert(b.get());
+  }
+  for (Buffer *b : buffers) {
+    if ((b->device < 0) == toHost)
+      continue;
+    void *dst = nullptr;
+    DeviceMemory &mem = run->memory.backend();
+    if (toHost) {
+      dst = mem.allocHost(b->bytes);
+      if (!dst) {
+        error = "host out of memory";
+        return PIPE_RT_OUT_OF_MEMORY;
+      }
+    } else if (int st = mem.alloc(device, b->bytes, "prefetched activation",
+                                  &dst, error)) {
+      return st;
+    }
+    if (int st = run->memory.copy(device, toHost ? Lane::D2H : Lane::H2D, dst,
+                                  b->data, b->bytes, error)) {
+      toHost ? mem.freeHost(dst) : mem.free(device, dst);
+      return st;
+    }
+    if (toHost)
+      mem.free(device, b->data);
+    else
+      mem.freeHost(b->data);
+    b->data = dst;
+    b->device = toHost ? -1 : device;
+  }
+  return PIPE_RT_OK;
+}
+
+/// offload (to host memory, on the d2h lane) or prefetch (back, on the h2d
+/// lane) of a stash: the asynchronous part of the action.
+int64_t submitStashMove(pipe_rt_device_ctx *ctx, const char *kind,
+                        int32_t stage, int32_t mb, int32_t step, bool toHost) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, kind, stage, mb, step);
+  if (int st = checkAction(ctx, what, stage, mb, step))
+    return -st;
+  RunState *run = ctx->run;
+  int device = ctx->device;
+  return submitJob(
+      ctx, toHost ? run->transfers->d2h(device) : run->transfers->h2d(device),
+      toHost ? TrackKind::D2H : TrackKind::H2D, toHost ? "d2h" : "h2d", what,
+      [=](std::string &error) {
+        return moveStash(run, device, stage, mb, step, toHost, error);
+      });
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
+                         int32_t dst, int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what;
+  const std::vector<int> *values;
+  if (int st = checkTransfer(ctx, /*sending=*/true, kind, src, dst, mb, step,
+                             what, values))
+    return -st;
+  DeviceState &ds = deviceOf(ctx);
+  std::vector<unsigned char> payload;
+  // By reference: the buffers themselves (null: zeros), the payload being
+  // their id in the in-flight table.
+  std::vector<BufferPtr> refs;
+  {
+    std::lock_guard<std::mutex> compute(ds.computeMu);
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (int vid : *values) {
+      const TypeInfo &t = valueType(m, vid);
+      size_t at = payload.size();
+      if (!run.transfers->byReference())
+        payload.resize(at + t.bytes(), 0);
+      if (kind == 0) {
+        auto v = ds.values.find(std::make_tuple(vid, step, mb));
+        if (v == ds.values.end())
+          return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                       what + format(": value %d not computed (missing "
+                                     "forward?)",
+                                     vid));
+        if (run.transfers->byReference())
+          refs.push_back(v->second.first);
+        else
+          std::memcpy(payload.data() + at, v->second.first->data, t.bytes());
+        if (--v->second.second <= 0)
+          ds.values.erase(v);
+      } else {
+        auto c = ds.cotangents.find(std::make_tuple(vid, step, mb, src));
+        if (run.transfers->byReference())
+          refs.push_back(c != ds.cotangents.end() && t.isFloat() ? c->second
+                                                                 : nullptr);
+        if (c == ds.cotangents.end())
+          continue; // no cotangent: zeros
+        if (t.isFloat() && !run.transfers->byReference())
+          std::memcpy(payload.data() + at, c->second->data, t.bytes());
+        ds.cotangents.erase(c);
+      }
+    }
+  }
+  if (run.transfers->byReference()) {
+    // Values are never written once published, and a sent cotangent left
+    // the store: the receiver may read the buffers until it copied them.
+    uint64_t id = run.transfers->putInFlight(ctx->device, std::move(refs));
+    payload.resize(sizeof(id));
+    std::memcpy(payload.data(), &id, sizeof(id));
+  }
+  pipe_rt_channel_key key{kind, src, dst, mb, step};
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->start = run.now();
+  t->link =
+      run.tracing() ? run.linkIndex(ctx->device, m.stages[dst].device) : -1;
+  std::string error;
+  if (int st = run.transfers->channels().send(
+          ctx->device, key, payload.data(), payload.size(), t->channel, error))
+    return -fail(ctx, st, what + ": " + error);
+  return run.transfers->addToken(ctx->device, std::move(t));
+}
+
+int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
+                         int32_t dst, int32_t mb, int32_t step) {
+  if (!ctx)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what;
+  const std::vector<int> *values;
+  if (int st = checkTransfer(ctx, /*sending=*/false, kind, src, dst, mb, step,
+                             what, values))
+    return -st;
+  uint64_t total = 0;
+  for (int vid : *values)
+    total += valueType(m, vid).bytes();
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->start = run.now();
+  std::string error;
+  void *target;
+  if (run.transfers->byReference()) {
+    t->inFlightId = std::make_shared<uint64_t>(0);
+    target = t->inFlightId.get();
+    total = sizeof(uint64_t);
+  } else {
+    if (int st = run.memory.alloc(ctx->device, total, what.c_str(),
+                                  t->keepAlive, error))
+      return -fail(ctx, st, what + ": " + error);
+    target = t->keepAlive->data;
+  }
+  pipe_rt_channel_key key{kind, src, dst, mb, step};
+  if (int st = run.transfers->channels().recv(ctx->device, key, target, total,
+                                              t->channel, error))
+    return -fail(ctx, st, what + ": " + error);
+  int device = ctx->device;
+  BufferPtr buffer = t->keepAlive;
+  std::shared_ptr<uint64_t> inFlightId = t->inFlightId;
+  RunState *runp = &run;
+  t->onDone = [runp, device, values, buffer, inFlightId, kind, mb, step,
+               what](std::string &error) {
+    RunState &run = *runp;
+    const Manifest &m = *run.m;
+    DeviceState &ds = *run.devices[device];
+    std::lock_guard<std::mutex> compute(ds.computeMu);
+    int srcDevice = -1;
+    std::vector<BufferPtr> refs;
+    if (inFlightId) {
+      if (!run.transfers->takeInFlight(*inFlightId, values->size(), srcDevice,
+                                       refs)) {
+        error = "the sender's buffers are gone (size mismatch?)";
+        return int(PIPE_RT_SIZE_MISMATCH);
+      }
+    }
+    uint64_t at = 0;
+    for (size_t i = 0; i < values->size(); ++i) {
+      int vid = (*values)[i];
+      const TypeInfo &t = valueType(m, vid);
+      const char *src =
+          buffer ? static_cast<const char *>(buffer->data) + at : nullptr;
+      at += t.bytes();
+      if (kind == 1 && !t.isFloat())
+        continue;
+      BufferPtr b;
+      if (int st = run.memory.alloc(device, t.bytes(), what.c_str(), b, error))
+        return st;
+      int st = PIPE_RT_OK;
+      if (!inFlightId)
+        std::memcpy(b->data, src, t.bytes());
+      else if (!refs[i])
+        st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(), error);
+      else
+        st = run.memory.copyPeer(device, b->data, srcDevice, refs[i]->data,
+                                 t.bytes(), error);
+      if (st != PIPE_RT_OK)
+        return st;
+      refs.empty() ? void() : refs[i].reset();
+      std::lock_guard<std::mutex> lock(ds.mu);
+      if (kind == 0) {
+        auto &slot = ds.values[std::make_tuple(vid, step, mb)];
+        if (!slot.first)
+          slot.first = b;
+        ++slot.second;
+      } else if (int st = accumulate(
+                     ds.cotangents[std::make_tuple(vid, step, mb, -1)], b, t,
+                     error)) {
+        return st;
+      }
+    }
+    return int(PIPE_RT_OK);
+  };
+  return run.transfers->addToken(ctx->device, std::move(t));
+}
+
+int32_t pipe_rt_act_wait(pipe_rt_device_ctx *ctx, int64_t token) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  std::shared_ptr<PendingToken> t =
+      run.transfers->takeToken(ctx->device, token);
+  if (!t)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                format("device %d: wait of unknown token %lld", ctx->device,
+                       (long long)token));
+  std::string error;
+  if (t->channel) {
+    int st = run.transfers->channels().wait(ctx->device, t->channel, error);
+    if (st == PIPE_RT_ABORTED)
+      return fail(ctx, st, t->what + ": aborted by an error elsewhere");
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, error);
+    if (t->link >= 0)
+      run.traceEvent(traceName(t->what), "transfer", TrackKind::Link, t->link,
+                     t->start, run.now());
+  } else if (t->job) {
+    int st = t->queue->wait(t->job);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, t->what + ": " + t->job->error);
+  }
+  if (t->onDone) {
+    int st = t->onDone(error);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, t->what + ": " + error);
+  }
+  return PIPE_RT_OK;
+}
+
+int64_t pipe_rt_act_offload(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                            int32_t step) {
+  return submitStashMove(ctx, "offload", stage, mb, step, /*toHost=*/true);
+}
+
+int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
+                             int32_t step) {
+  return submitStashMove(ctx, "prefetch", stage, mb, step, /*toHost=*/false);
+}
+
+} // extern "C"

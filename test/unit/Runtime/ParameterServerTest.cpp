@@ -1,0 +1,90 @@
+//===- ParameterServerTest.cpp - The parameter server room ----------------===//
+
+#include "ParameterServer.h"
+
+#include "Session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace pipe_rt;
+
+namespace {
+
+/// A host gradient copy the test owns.
+BufferPtr pushed(std::vector<float> &g) {
+  auto b = std::make_shared<Buffer>();
+  b->data = g.data();
+  b->bytes = g.size() * 4;
+  b->owned = false;
+  return b;
+}
+
+/// A session of one f32 param "w" = {1, 2} trained by SGD with lr 0.5.
+struct OneParam : testing::Test {
+  void SetUp() override {
+    pipe_rt_session_options_init(&session.options);
+    session.options.optimizer = PIPE_RT_OPTIM_SGD;
+    session.options.sgd.lr = 0.5f;
+    session.optimizer = pipe_rt_host_optimizer_create(1);
+    ASSERT_TRUE(session.optimizer);
+    session.manifest.params.resize(1);
+    session.manifest.params[0].name = "w";
+    session.params.resize(1);
+    session.psSpare.resize(1);
+    float w[2] = {1, 2};
+    session.params[0].value.resize(8);
+    std::memcpy(session.params[0].value.data(), w, 8);
+    ps.assign({true});
+  }
+  std::vector<float> weights() {
+    std::vector<float> w(2);
+    std::memcpy(w.data(), session.params[0].value.data(), 8);
+    return w;
+  }
+  pipe_rt_session session;
+  ParameterServer ps;
+};
+
+TEST_F(OneParam, AnUpdateSumsEveryPushAndCommitsOutOfPlace) {
+  std::vector<float> g1 = {1, 2}, g2 = {3, 0.5f};
+  ps.addPush(0, pushed(g1), false, 2);
+  ps.addPush(0, pushed(g2), false, 2);
+  std::string error;
+  ASSERT_EQ(ps.update(session, 0, error), PIPE_RT_OK) << error;
+  // Out of place: the committed weights are unchanged until the commit.
+  EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
+  ps.commit(session, 0);
+  EXPECT_EQ(weights(), (std::vector<float>{1 - 0.5f * 4, 2 - 0.5f * 2.5f}));
+  EXPECT_EQ(session.params[0].step, 1);
+}
+
+TEST_F(OneParam, NoPushNoUpdate) {
+  std::string error;
+  ASSERT_EQ(ps.update(session, 0, error), PIPE_RT_OK);
+  // Skipped, as torch skips None: nothing written to the spare copy.
+  EXPECT_TRUE(session.psSpare[0].value.empty());
+  EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
+}
+
+TEST(ParameterServer, UpdatesWaitForPushesAndLoadsForUpdates) {
+  ParameterServer ps;
+  ps.assign({true, false, true});
+  EXPECT_TRUE(ps.holds(0));
+  EXPECT_FALSE(ps.holds(1));
+  JobQueue q;
+  auto push = q.submit([](std::string &) { return int(PIPE_RT_OK); });
+  ps.pushing({0, 2}, &q, push);
+  ps.pushing({2}, &q, push);
+  EXPECT_EQ(ps.takePushes({2}).size(), 2u);
+  EXPECT_TRUE(ps.takePushes({2}).empty());
+  EXPECT_EQ(ps.takePushes({0, 2}).size(), 1u);
+  EXPECT_TRUE(ps.lastUpdates({0}).empty());
+  ps.updating({0}, push);
+  ASSERT_EQ(ps.lastUpdates({0, 2}).size(), 1u);
+  EXPECT_EQ(ps.lastUpdates({0})[0].second, push);
+  q.wait(push);
+}
+
+} // namespace
