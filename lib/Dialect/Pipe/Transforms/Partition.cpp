@@ -10,7 +10,7 @@
 #include "pipe/Analysis/DeviceModel.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Support/OutputFile.h"
-#include "pipe/Partitioning/Bridge.h"
+#include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
 #include "pipe/Partitioning/Partitioner.h"
 
 #include "llvm/Support/FormatVariadic.h"

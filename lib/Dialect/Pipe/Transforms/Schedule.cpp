@@ -1,7 +1,7 @@
 //===- Schedule.cpp - Writes per-device action lists for placements -------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 
 namespace mlir::pipe {

@@ -1,7 +1,7 @@
-//===- IRConversion.h - Pipelines and schedules from and to IR --*- C++ -*-===//
+//===- ScheduleIR.h - Pipelines and schedules from and to IR ----*- C++ -*-===//
 
-#ifndef PIPE_SCHEDULING_IRCONVERSION_H
-#define PIPE_SCHEDULING_IRCONVERSION_H
+#ifndef PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H
+#define PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
@@ -58,4 +58,4 @@ uint64_t getTypeBytes(Type type);
 
 } // namespace mlir::pipe
 
-#endif // PIPE_SCHEDULING_IRCONVERSION_H
+#endif // PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H

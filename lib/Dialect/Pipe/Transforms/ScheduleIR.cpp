@@ -1,6 +1,6 @@
-//===- IRConversion.cpp - Pipelines and schedules from and to IR ----------===//
+//===- ScheduleIR.cpp - Pipelines and schedules from and to IR ------------===//
 
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"

@@ -1,10 +1,9 @@
-//===- Bridge.cpp - Partitioning from IR, device models, simulator --------===//
-//===//
+//===- PartitionIR.cpp - Partitioning problems from and to IR ------------===//
 
-#include "pipe/Partitioning/Bridge.h"
+#include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
 
 #include "pipe/Analysis/DeviceModel.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Scheduling/Simulator.h"
 

@@ -1,5 +1,4 @@
-//===- Bridge.h - Problems from IR, device models, simulator -*- C++ -*-===//
-// C++ -*-===//
+//===- PartitionIR.h - Partitioning problems from and to IR ---*- C++ -*-===//
 //
 // Connects the plain C++ partitioning model to the rest of the project:
 // block graphs from a `pipe.graph` with `#pipe.cost` blocks, clusters from
@@ -9,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_PARTITIONING_BRIDGE_H
-#define PIPE_PARTITIONING_BRIDGE_H
+#ifndef PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
+#define PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Partitioning/Evaluation.h"
@@ -63,4 +62,4 @@ PlacementOp writePlacement(OpBuilder &builder, Location loc, StringRef name,
 
 } // namespace mlir::pipe::partitioning
 
-#endif // PIPE_PARTITIONING_BRIDGE_H
+#endif // PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
