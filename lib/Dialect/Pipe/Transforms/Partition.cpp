@@ -312,7 +312,7 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     OpBuilder builder(graph->getContext());
     builder.setInsertionPointAfter(graph);
     writePlacement(builder, graph.getLoc(), name, graph, runs,
-                   result->partition, devices);
+                   result->partition, devices, microbatches);
 
     ReportContext ctx{
         graph.getSymName(), name, deviceModel, dtype, problem, *result, runs};

@@ -363,3 +363,21 @@ ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
   }
   return scheduleOp;
 }
+
+void mlir::pipe::setScheduleTraits(ScheduleOp schedule,
+                                   const ScheduleTraits &traits) {
+  if (traits.keepsWeightVersions && !schedule.getForwardOnly())
+    schedule.setWeightVersions(true);
+  if (!traits.parameterServer)
+    return;
+  llvm::SetVector<StringAttr> loaded;
+  schedule.walk(
+      [&](LoadOp load) { loaded.insert(load.getStageAttr().getAttr()); });
+  auto placement = SymbolTable::lookupNearestSymbolFrom<PlacementOp>(
+      schedule, schedule.getPlacementAttr());
+  SmallVector<Attribute> stages;
+  for (StageOp stage : placement.getBody().getOps<StageOp>())
+    if (loaded.contains(stage.getSymNameAttr()))
+      stages.push_back(FlatSymbolRefAttr::get(stage.getSymNameAttr()));
+  schedule.setPsStagesAttr(ArrayAttr::get(schedule.getContext(), stages));
+}

@@ -55,10 +55,12 @@ Pipeline buildPipeline(const PartitionProblem &problem,
 StepTimeFn makeSimulatedStepTime(std::string kind, unsigned steps = 1);
 
 /// Writes `partition` as `pipe.placement @name graph @graph devices N` with
-/// stages `@s0, @s1, ...` at the builder's insertion point.
+/// stages `@s0, @s1, ...` at the builder's insertion point, recording the
+/// `microbatches` it was partitioned for.
 PlacementOp writePlacement(OpBuilder &builder, Location loc, StringRef name,
                            GraphOp graph, ArrayRef<RunOp> runs,
-                           const Partition &partition, unsigned numDevices);
+                           const Partition &partition, unsigned numDevices,
+                           unsigned microbatches);
 
 } // namespace mlir::pipe::partitioning
 

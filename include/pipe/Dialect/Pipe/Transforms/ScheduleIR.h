@@ -6,6 +6,7 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Scheduling/Schedule.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -52,6 +53,12 @@ FailureOr<Schedule> readSchedule(ScheduleOp schedule, const Pipeline &pipeline,
 ScheduleOp writeSchedule(OpBuilder &builder, Location loc, StringRef name,
                          PlacementOp placement, const StageGraph &stages,
                          const Pipeline &pipeline, const Schedule &schedule);
+
+/// States `traits` on `schedule`: `weight_versions` when the kind keeps
+/// weight versions (and trains), `ps_stages` (the stages it loads from the
+/// parameter server, in stage order) when it serves parameters from the
+/// host.
+void setScheduleTraits(ScheduleOp schedule, const ScheduleTraits &traits);
 
 /// Bytes of a ranked tensor with static shape (0 otherwise).
 uint64_t getTypeBytes(Type type);
