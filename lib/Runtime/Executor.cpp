@@ -117,7 +117,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   size_t numLosses = size_t(sched.steps) * sched.microbatches;
   run->losses.assign(numLosses, 0.0f);
   run->lossSeen.assign(numLosses, false);
-  run->trackVersions = sched.kind.compare(0, 9, "pipedream") == 0;
+  run->trackVersions = sched.keepsWeightVersions;
 
   // Who holds which param.
   std::vector<bool> psParam(m.params.size(), false);

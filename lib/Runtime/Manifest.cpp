@@ -123,7 +123,7 @@ int sectionOf(const std::string &kind) {
   for (int i = 0; i < 12; ++i)
     if (kind == order[i])
       return i;
-  if (kind == "device" || kind == "ps" || kind == "owns")
+  if (kind == "device" || kind == "ps" || kind == "owns" || kind == "versions")
     return 11;
   if (kind == "end")
     return 12;
@@ -435,7 +435,8 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
                          std::to_string(x.devices) + " devices but stage '" +
                          s.name + "' is on device " + std::to_string(s.device));
       m.schedules.push_back(std::move(x));
-    } else if (kind == "device" || kind == "ps" || kind == "owns") {
+    } else if (kind == "device" || kind == "ps" || kind == "owns" ||
+               kind == "versions") {
       if (m.schedules.empty())
         return lp.fail("'" + kind + "' before any schedule");
       int xid;
@@ -443,7 +444,11 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
       if (!lp.integer(xid, "schedule id", last, last))
         return false;
       ScheduleInfo &x = m.schedules[xid];
-      if (kind == "device") {
+      if (kind == "versions") {
+        if (!lp.done())
+          return false;
+        x.keepsWeightVersions = true;
+      } else if (kind == "device") {
         int d;
         int64_t cap;
         std::string sym;

@@ -84,6 +84,7 @@ struct ScheduleInfo {
   std::string name, kind;
   int devices = 1, microbatches = 1, steps = 1;
   bool forwardOnly = false;
+  bool keepsWeightVersions = false; // a `versions` record
   std::vector<uint64_t> capacity;     // per device, 0 = unlimited
   std::vector<std::string> programs;  // per device symbol
   std::vector<bool> psStage;          // per stage

@@ -30,6 +30,11 @@ namespace {
 class L2LGenerator : public ScheduleGenerator {
 public:
   StringRef getName() const override { return "l2l"; }
+  ScheduleTraits getTraits() const override {
+    ScheduleTraits traits;
+    traits.parameterServer = true;
+    return traits;
+  }
 
   FailureOr<Schedule> generate(const Pipeline &pipeline,
                                const ScheduleOptions &options,

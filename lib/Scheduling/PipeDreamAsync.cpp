@@ -22,6 +22,12 @@ namespace {
 class PipeDreamAsyncGenerator : public ScheduleGenerator {
 public:
   StringRef getName() const override { return "pipedream-async"; }
+  ScheduleTraits getTraits() const override {
+    ScheduleTraits traits;
+    traits.asynchronous = true;
+    traits.keepsWeightVersions = true;
+    return traits;
+  }
 
   FailureOr<Schedule> generate(const Pipeline &pipeline,
                                const ScheduleOptions &options,

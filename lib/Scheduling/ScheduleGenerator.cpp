@@ -41,6 +41,14 @@ SmallVector<std::string> mlir::pipe::getScheduleGeneratorNames() {
   return getRegistry().getNames();
 }
 
+std::optional<ScheduleTraits>
+mlir::pipe::getScheduleTraits(StringRef name) {
+  if (std::unique_ptr<ScheduleGenerator> generator =
+          createScheduleGenerator(name))
+    return generator->getTraits();
+  return std::nullopt;
+}
+
 FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
                                                  const Pipeline &pipeline,
                                                  const ScheduleOptions &options,

@@ -46,7 +46,7 @@ pipe.graph @model(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   pipe.return %d : tensor<4x8xf32>
 }
 
-// CHECK-LABEL: pipe.placement @model_mixed graph @model devices 2 {
+// CHECK-LABEL: pipe.placement @model_mixed graph @model devices 2 microbatches 4 {
 // CHECK-NEXT:    pipe.stage @s0 device 0 blocks ["l0"]
 // CHECK-NEXT:    pipe.stage @s1 device 1 blocks ["l1", "h0"]
 // CHECK-NEXT:    pipe.stage @s2 device 0 blocks ["h1"]
@@ -78,11 +78,11 @@ pipe.graph @model(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // JSON-NEXT:   "l0"
 // JSON-NEXT: ]
 
-// SEQ-LABEL: pipe.placement @model_seq graph @model devices 2 {
+// SEQ-LABEL: pipe.placement @model_seq graph @model devices 2 microbatches 4 {
 // SEQ-NEXT:    pipe.stage @s0 device 0 blocks ["l0", "l1", "h0"]
 // SEQ-NEXT:    pipe.stage @s1 device 1 blocks ["h1"]
 // SEQ-NEXT:  }
 
-// EXACT-LABEL: pipe.placement @best graph @model devices 2 {
+// EXACT-LABEL: pipe.placement @best graph @model devices 2 microbatches 4 {
 // EXACT-COUNT-3: pipe.stage
 // EXACT-NOT:     pipe.stage

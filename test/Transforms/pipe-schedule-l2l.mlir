@@ -31,7 +31,7 @@ pipe.placement @one graph @model devices 1 {
 // push and host update per stage; each stage's push waits for the one
 // before it (at most two stages' gradients on the device); the step ends
 // waiting for the host updates and the last push.
-// CHECK-LABEL: pipe.schedule @one_l2l placement @one kind "l2l" microbatches 2 {
+// CHECK-LABEL: pipe.schedule @one_l2l placement @one kind "l2l" microbatches 2 ps_stages [@s0, @s1, @s2] {
 // CHECK-NEXT:    pipe.device 0 {
 // CHECK-NEXT:      %[[L0:.*]] = pipe.ps.load @s0
 // CHECK-NEXT:      %[[L1:.*]] = pipe.ps.load @s1

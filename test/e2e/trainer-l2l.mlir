@@ -9,8 +9,8 @@
 // TRAIN: training '{{.*}}_l2l' (l2l, 1 devices, 2 micro-batches) from step 0 to 4
 // TRAIN: eval step 4: loss
 // RUN: FileCheck %s --check-prefix=SCHED < %t/s.mlir
-// SCHED: pipe.schedule @[[NAME:.*]]_l2l placement @[[P:.*]] kind "l2l" microbatches 2 {
-// SCHED: pipe.schedule @{{.*}}_l2l_1 placement @[[P]] kind "l2l" microbatches 2 forward_only {
+// SCHED: pipe.schedule @[[NAME:.*]]_l2l placement @[[P:.*]] kind "l2l" microbatches 2 ps_stages [{{.*}}] {
+// SCHED: pipe.schedule @{{.*}}_l2l_1 placement @[[P]] kind "l2l" microbatches 2 forward_only ps_stages [{{.*}}] {
 // SCHED: pipe.ps.load
 // SCHED: pipe.ps.release
 // SCHED-NOT: pipe.backward

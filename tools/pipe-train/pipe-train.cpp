@@ -356,7 +356,9 @@ void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
     pm.addPass(pipe::createPipePartition(partition));
   } else {
     // L2L: one device streams every block from the host, one stage each.
-    bool l2l = flags.schedule == "l2l";
+    bool l2l = pipe::getScheduleTraits(flags.schedule)
+                   .value_or(pipe::ScheduleTraits())
+                   .parameterServer;
     pipe::PipePlaceOptions place;
     place.devices = l2l ? 1 : unsigned(flags.devices);
     place.stagesPerDevice = l2l ? instances : unsigned(flags.stagesPerDevice);
@@ -368,13 +370,14 @@ void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
   train.recompute = flags.recompute;
   train.constantMemory = flags.constantMemory;
   train.weights = flags.asyncWeights;
-  train.steps =
-      flags.schedule == "pipedream-async" ? unsigned(flags.asyncSteps) : 1;
+  std::optional<pipe::ScheduleTraits> traits =
+      pipe::getScheduleTraits(flags.schedule);
+  train.steps = traits && traits->asynchronous ? unsigned(flags.asyncSteps) : 1;
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement. L2L's streams each block's weights from the host as its
   // training does, so that the run's peak stays constant in depth.
   pipe::PipeScheduleOptions eval;
-  eval.kind = flags.schedule == "l2l" ? "l2l" : "gpipe";
+  eval.kind = traits && traits->parameterServer ? flags.schedule : "gpipe";
   eval.forwardOnly = true;
   eval.microbatches = unsigned(flags.microbatches);
   pipe::PipeVerifyScheduleOptions verify;
@@ -432,7 +435,9 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
 /// block); a flag that asks for another one is a usage error that says what
 /// to change, not a placement failure after the model is built.
 bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
-  if (flags.schedule != "l2l")
+  if (!pipe::getScheduleTraits(flags.schedule)
+           .value_or(pipe::ScheduleTraits())
+           .parameterServer)
     return true;
   if (flags.devicesGiven && flags.devices != 1)
     error = "--devices " + std::to_string(flags.devices) +

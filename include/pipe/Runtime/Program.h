@@ -39,6 +39,7 @@
 //       <forward-only 0|1>                       (one line)
 //   device <xid> <d> <capacity-bytes> <symbol>
 //   ps <xid> <sid>                               stage uses the param server
+//   versions <xid>                               schedule keeps weight versions
 //   owns <xid> <sid> <nparams> <pid>...          params its update updates
 //   end
 //

@@ -4,8 +4,9 @@
 // What schedule generators, the schedule checker and the simulator know about
 // a placed model, independent of the IR: stages with their costs and device,
 // the stage DAG with the bytes crossing each edge, parameters shared by
-// several stages, and the machine the stages run on. Built from IR by
-// IRConversion.h, or by hand in tests and benchmarks.
+// several stages, and the machine the stages run on. Built from IR on the
+// pass side (pipe/Dialect/Pipe/Transforms/ScheduleIR.h), or by hand in tests
+// and benchmarks.
 //
 // All times are seconds, all sizes bytes.
 //

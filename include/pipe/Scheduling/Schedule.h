@@ -2,7 +2,7 @@
 //
 // The abstract form of a `pipe.schedule`: for every device an ordered list of
 // actions mirroring the schedule ops one to one. Generators produce it, the
-// checker and the simulator play it, and IRConversion.h turns it into IR and
+// checker and the simulator play it, and ScheduleIR.h (pass side) turns it into IR and
 // back.
 //
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace mlir::pipe {
 
@@ -34,10 +35,30 @@ struct ScheduleOptions {
   bool recompute = false;
 };
 
+/// What a schedule kind means beyond its action lists, declared by its
+/// generator so that passes, tools and the runtime never decide by the
+/// kind's name. The pipe-schedule pass writes these onto the pipe.schedule
+/// op (`weight_versions`, `ps_stages`), where the runtime reads them.
+struct ScheduleTraits {
+  /// Steps overlap without a flush between them, so one schedule covers
+  /// several optimizer steps (tools pick their step count for it).
+  bool asynchronous = false;
+  /// Each stage keeps the weight version every in-flight micro-batch's
+  /// forward used, and compute actions name it (`version`).
+  bool keepsWeightVersions = false;
+  /// Stages' parameters live on the host parameter server and are loaded
+  /// before use; the model runs layer by layer, one stage per block
+  /// instance, on one device per replica.
+  bool parameterServer = false;
+};
+
 class ScheduleGenerator {
 public:
   virtual ~ScheduleGenerator();
   virtual llvm::StringRef getName() const = 0;
+  /// Synchronous, one weight version, parameters on the devices unless a
+  /// kind says otherwise.
+  virtual ScheduleTraits getTraits() const { return {}; }
   /// Builds the schedule or reports why the pipeline does not suit this
   /// kind through `diag` and fails.
   virtual FailureOr<Schedule> generate(const Pipeline &pipeline,
@@ -57,6 +78,8 @@ std::unique_ptr<ScheduleGenerator>
 createScheduleGenerator(llvm::StringRef name);
 /// Registered names, sorted.
 SmallVector<std::string> getScheduleGeneratorNames();
+/// The traits of kind `name`, or nullopt when no such kind is registered.
+std::optional<ScheduleTraits> getScheduleTraits(llvm::StringRef name);
 
 /// Looks `kind` up, checks the pipeline and options common to every kind
 /// and generates.

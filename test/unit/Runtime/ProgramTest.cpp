@@ -53,6 +53,8 @@ Program makeProgram(int devices, bool tied, const std::string &kind, int steps,
   spec.kind = kind;
   spec.steps = steps;
   spec.ps = ps;
+  // What an asynchronous kind's schedule op states and LowerToHost writes.
+  spec.versions = kind == "pipedream-async";
   spec.dev0 = dev0;
   spec.dev1 = dev1;
   return tiny::makeProgram<false>(spec);

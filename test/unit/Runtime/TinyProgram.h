@@ -303,6 +303,8 @@ struct Spec {
   int microbatches = gM;
   int steps = 1;
   bool ps = false;
+  /// The schedule keeps weight versions (a `versions` record).
+  bool versions = false;
   DeviceProgram dev0 = nullptr, dev1 = nullptr;
 };
 
@@ -332,6 +334,8 @@ template <bool kGpu> Program makeProgram(const Spec &spec) {
     m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
   if (spec.ps)
     m += "ps 0 0\nps 0 1\n";
+  if (spec.versions)
+    m += "versions 0\n";
   m += "owns 0 0 1 0\nowns 0 1 1 " + w2 + "\nend\n";
   p.manifest = m;
   p.symbols = {{"f0", (void *)f0<kGpu>},   {"g0w", (void *)g0w<kGpu>},
@@ -364,6 +368,7 @@ template <bool kGpu> Program makeProgram(Sched sched) {
     break;
   case Sched::PipeDream:
     spec.kind = "pipedream";
+    spec.versions = true;
     spec.microbatches = 1;
     spec.steps = 2;
     spec.dev0 = pipedream;

@@ -129,6 +129,7 @@ Program makeProgram(bool async = false) {
                "run 0 r0 0 -1 1 0 1 0 2 0 1 1 2 0 1 0 1 0\n"
                "stage 0 s0 0 1 0\n" +
                (async ? "schedule 0 train pipedream-async 1 2 2 0\n"
+                        "versions 0\n"
                         "device 0 0 0 async_dev\n"
                       : "schedule 0 train gpipe 1 2 1 0\n"
                         "device 0 0 0 train_dev\n") +

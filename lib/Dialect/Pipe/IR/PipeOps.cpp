@@ -475,6 +475,17 @@ LogicalResult ScheduleOp::verifyRegions() {
     }
   }
 
+  if (getWeightVersions() && getForwardOnly())
+    return emitOpError("keeps weight versions, but is forward_only and "
+                       "never updates weights");
+  if (std::optional<ArrayAttr> psStages = getPsStages()) {
+    llvm::SmallDenseSet<Attribute> seen;
+    for (Attribute stage : *psStages)
+      if (!seen.insert(stage).second)
+        return emitOpError("lists parameter-server stage ")
+               << stage << " twice";
+  }
+
   std::map<TransferKey, Operation *> sends, recvs;
   for (DeviceOp device : getBody().getOps<DeviceOp>()) {
     for (Operation &op : device.getBody().front()) {
@@ -548,6 +559,23 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(stages))
     return failure();
   mlir::SymbolTable &stageTable = symbolTable.getSymbolTable(placement);
+  if (std::optional<uint64_t> placed = placement.getMicrobatches();
+      placed && *placed != getMicrobatches()) {
+    InFlightDiagnostic diag = emitOpError("has ")
+                              << getMicrobatches()
+                              << " micro-batches, but placement @"
+                              << placement.getSymName()
+                              << " was partitioned for " << *placed;
+    diag.attachNote(placement.getLoc()) << "placement defined here";
+    return diag;
+  }
+  std::optional<ArrayAttr> psStages = getPsStages();
+  if (psStages)
+    for (auto stage : psStages->getAsRange<FlatSymbolRefAttr>())
+      if (!stageTable.lookup<StageOp>(stage.getAttr()))
+        return emitOpError("lists parameter-server stage ")
+               << stage << ", which placement @" << placement.getSymName()
+               << " does not have";
 
   std::map<TransferKey, SendOp> sends;
   for (DeviceOp device : getBody().getOps<DeviceOp>())
@@ -592,6 +620,11 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
           diag.attachNote(stage.getLoc()) << "stage placed here";
           return diag;
         }
+        if (psStages && isa<LoadOp, ReleaseOp, PushGradOp, HostUpdateOp>(op) &&
+            !llvm::is_contained(*psStages, stageRef))
+          return op->emitOpError("serves stage ")
+                 << stageRef << " from the parameter server, but schedule @"
+                 << getSymName() << " does not list it in ps_stages";
       }
       if (std::optional<uint64_t> mb = action.getMicrobatchIndex();
           mb && *mb >= getMicrobatches())

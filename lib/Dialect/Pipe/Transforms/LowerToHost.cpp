@@ -361,6 +361,8 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
      << schedule.getKind() << " " << placement.getDevices() << " "
      << schedule.getMicrobatches() << " " << schedule.getSteps() << " "
      << (schedule.getForwardOnly() ? 1 : 0) << "\n";
+  if (schedule.getWeightVersions())
+    os << "versions " << id << "\n";
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
     os << "device " << id << " " << device.getDevice() << " " << capacity
        << " pipe_device_" << id << "_" << device.getDevice() << "\n";

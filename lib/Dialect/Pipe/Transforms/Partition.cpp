@@ -10,7 +10,7 @@
 #include "pipe/Analysis/DeviceModel.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Support/OutputFile.h"
-#include "pipe/Partitioning/Bridge.h"
+#include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
 #include "pipe/Partitioning/Partitioner.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -312,7 +312,7 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     OpBuilder builder(graph->getContext());
     builder.setInsertionPointAfter(graph);
     writePlacement(builder, graph.getLoc(), name, graph, runs,
-                   result->partition, devices);
+                   result->partition, devices, microbatches);
 
     ReportContext ctx{
         graph.getSymName(), name, deviceModel, dtype, problem, *result, runs};

@@ -1,7 +1,7 @@
 //===- Place.cpp - Groups block instances into stages on devices ----------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/Placement.h"
 
 #include "llvm/ADT/StringExtras.h"

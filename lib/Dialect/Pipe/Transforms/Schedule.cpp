@@ -1,7 +1,7 @@
 //===- Schedule.cpp - Writes per-device action lists for placements -------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 
 namespace mlir::pipe {
@@ -23,8 +23,8 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
           << weights << "'";
       return signalPassFailure();
     }
+    std::optional<ScheduleTraits> traits = getScheduleTraits(kind);
     ScheduleOptions options;
-    options.microbatches = microbatches;
     options.steps = steps;
     options.forwardOnly = forwardOnly;
     options.stashWeights = weights == "stash";
@@ -44,6 +44,19 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
             << placement.getGraph() << " does not resolve";
         return signalPassFailure();
       }
+      // The placement records the count it was partitioned for; a
+      // schedule with another count would invalidate its memory figures.
+      std::optional<uint64_t> recorded = placement.getMicrobatches();
+      if (recorded && microbatches != 0 && microbatches != *recorded) {
+        placement.emitError("pipe-schedule: microbatches=")
+            << unsigned(microbatches) << " disagrees with placement @"
+            << placement.getSymName() << ", which was partitioned for "
+            << *recorded << " micro-batches; omit the option to use "
+            << *recorded;
+        return signalPassFailure();
+      }
+      options.microbatches =
+          microbatches != 0 ? unsigned(microbatches) : recorded.value_or(8);
       FailureOr<PlacedPipeline> placed =
           buildPlacedPipeline(placement, graph, deviceModel, placement);
       if (failed(placed))
@@ -67,6 +80,8 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
       ScheduleOp op =
           writeSchedule(builder, placement.getLoc(), unique, placement,
                         placed->stages, placed->pipeline, *schedule);
+      // generateSchedule succeeded, so the kind is registered.
+      setScheduleTraits(op, *traits);
       symbols.insert(op);
     }
     if (!found) {

@@ -2,7 +2,7 @@
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Support/OutputFile.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/Simulator.h"
 
 

@@ -1,7 +1,7 @@
 //===- VerifySchedule.cpp - Checks schedules by playing them --------------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleChecker.h"
 
 namespace mlir::pipe {

@@ -214,6 +214,11 @@ def Pipe_PlacementOp : Pipe_Op<"placement", [
     (Mixed-Pipe), but the graph of stages induced by the data flow must be
     acyclic so that it can be pipelined.
 
+    `microbatches`, when present, is the micro-batch count the placement was
+    partitioned for: a schedule of it must use the same count.
+    `replicas` is the number of data-parallel copies of the whole placement
+    (1 when absent).
+
     ```mlir
     pipe.placement @placed graph @model devices 2 {
       pipe.stage @s0 device 0 blocks ["l0"]
@@ -224,10 +229,16 @@ def Pipe_PlacementOp : Pipe_Op<"placement", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        FlatSymbolRefAttr:$graph,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$devices);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$devices,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $microbatches,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "1">:$replicas);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `graph` $graph `devices` $devices attr-dict-with-keyword $body
+    $sym_name `graph` $graph `devices` $devices
+    (`microbatches` $microbatches^)? (`replicas` $replicas^)?
+    attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -260,6 +271,14 @@ def Pipe_ScheduleOp : Pipe_Op<"schedule", [
     the number of micro-batches per step; `steps` the number of optimizer
     steps the action lists cover (more than one when asynchronous schedules
     overlap steps). `forward_only` schedules evaluate without training.
+
+    What the runtime must do differently is stated here, never derived from
+    `kind`: `weight_versions` says the schedule keeps, per stage, the weight
+    version each micro-batch's forward used so that its backward uses it
+    again (asynchronous schedules with weight stashing); `ps_stages` lists
+    the stages whose parameters live on the host parameter server and are
+    loaded (`ps.load`) before use. The schedule generator declares both; the
+    `pipe-schedule` pass sets them.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        FlatSymbolRefAttr:$placement,
@@ -267,12 +286,15 @@ def Pipe_ScheduleOp : Pipe_Op<"schedule", [
                        ConfinedAttr<I64Attr, [IntPositive]>:$microbatches,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
                                          "1">:$steps,
-                       UnitAttr:$forward_only);
+                       UnitAttr:$forward_only,
+                       UnitAttr:$weight_versions,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$ps_stages);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `placement` $placement `kind` $kind `microbatches` $microbatches
-    (`steps` $steps^)? (`forward_only` $forward_only^)? attr-dict-with-keyword
-    $body
+    (`steps` $steps^)? (`forward_only` $forward_only^)?
+    (`weight_versions` $weight_versions^)? (`ps_stages` $ps_stages^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
 }

@@ -768,8 +768,9 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"1f1b\"",
            "Schedule kind (a registered generator name)">,
-    Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
-           "Micro-batches per step">,
+    Option<"microbatches", "microbatches", "unsigned", /*default=*/"0",
+           "Micro-batches per step (0: the count the placement records, "
+           "else 8); must agree with the placement's">,
     Option<"steps", "steps", "unsigned", /*default=*/"1",
            "Optimizer steps covered (asynchronous kinds overlap them)">,
     Option<"forwardOnly", "forward-only", "bool", /*default=*/"false",

@@ -1,6 +1,6 @@
-//===- IRConversion.cpp - Pipelines and schedules from and to IR ----------===//
+//===- ScheduleIR.cpp - Pipelines and schedules from and to IR ------------===//
 
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -362,4 +362,22 @@ ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
     }
   }
   return scheduleOp;
+}
+
+void mlir::pipe::setScheduleTraits(ScheduleOp schedule,
+                                   const ScheduleTraits &traits) {
+  if (traits.keepsWeightVersions && !schedule.getForwardOnly())
+    schedule.setWeightVersions(true);
+  if (!traits.parameterServer)
+    return;
+  llvm::SetVector<StringAttr> loaded;
+  schedule.walk(
+      [&](LoadOp load) { loaded.insert(load.getStageAttr().getAttr()); });
+  auto placement = SymbolTable::lookupNearestSymbolFrom<PlacementOp>(
+      schedule, schedule.getPlacementAttr());
+  SmallVector<Attribute> stages;
+  for (StageOp stage : placement.getBody().getOps<StageOp>())
+    if (loaded.contains(stage.getSymNameAttr()))
+      stages.push_back(FlatSymbolRefAttr::get(stage.getSymNameAttr()));
+  schedule.setPsStagesAttr(ArrayAttr::get(schedule.getContext(), stages));
 }

@@ -1,10 +1,9 @@
-//===- Bridge.cpp - Partitioning from IR, device models, simulator --------===//
-//===//
+//===- PartitionIR.cpp - Partitioning problems from and to IR ------------===//
 
-#include "pipe/Partitioning/Bridge.h"
+#include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
 
 #include "pipe/Analysis/DeviceModel.h"
-#include "pipe/Scheduling/IRConversion.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Scheduling/Simulator.h"
 
@@ -208,11 +207,14 @@ StepTimeFn mlir::pipe::partitioning::makeSimulatedStepTime(std::string kind,
 
 PlacementOp mlir::pipe::partitioning::writePlacement(
     OpBuilder &builder, Location loc, StringRef name, GraphOp graph,
-    ArrayRef<RunOp> runs, const Partition &partition, unsigned numDevices) {
+    ArrayRef<RunOp> runs, const Partition &partition, unsigned numDevices,
+    unsigned microbatches) {
   auto placement =
       PlacementOp::create(builder, loc, builder.getStringAttr(name),
                           FlatSymbolRefAttr::get(graph.getSymNameAttr()),
-                          builder.getI64IntegerAttr(numDevices));
+                          builder.getI64IntegerAttr(numDevices),
+                          builder.getI64IntegerAttr(microbatches),
+                          builder.getI64IntegerAttr(1));
   Block *body = new Block();
   placement.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockEnd(body);

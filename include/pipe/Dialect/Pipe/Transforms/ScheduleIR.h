@@ -1,11 +1,12 @@
-//===- IRConversion.h - Pipelines and schedules from and to IR --*- C++ -*-===//
+//===- ScheduleIR.h - Pipelines and schedules from and to IR ----*- C++ -*-===//
 
-#ifndef PIPE_SCHEDULING_IRCONVERSION_H
-#define PIPE_SCHEDULING_IRCONVERSION_H
+#ifndef PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H
+#define PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Scheduling/Schedule.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -53,9 +54,15 @@ ScheduleOp writeSchedule(OpBuilder &builder, Location loc, StringRef name,
                          PlacementOp placement, const StageGraph &stages,
                          const Pipeline &pipeline, const Schedule &schedule);
 
+/// States `traits` on `schedule`: `weight_versions` when the kind keeps
+/// weight versions (and trains), `ps_stages` (the stages it loads from the
+/// parameter server, in stage order) when it serves parameters from the
+/// host.
+void setScheduleTraits(ScheduleOp schedule, const ScheduleTraits &traits);
+
 /// Bytes of a ranked tensor with static shape (0 otherwise).
 uint64_t getTypeBytes(Type type);
 
 } // namespace mlir::pipe
 
-#endif // PIPE_SCHEDULING_IRCONVERSION_H
+#endif // PIPE_DIALECT_PIPE_TRANSFORMS_SCHEDULEIR_H

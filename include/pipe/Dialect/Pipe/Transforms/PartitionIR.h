@@ -1,5 +1,4 @@
-//===- Bridge.h - Problems from IR, device models, simulator -*- C++ -*-===//
-// C++ -*-===//
+//===- PartitionIR.h - Partitioning problems from and to IR ---*- C++ -*-===//
 //
 // Connects the plain C++ partitioning model to the rest of the project:
 // block graphs from a `pipe.graph` with `#pipe.cost` blocks, clusters from
@@ -9,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_PARTITIONING_BRIDGE_H
-#define PIPE_PARTITIONING_BRIDGE_H
+#ifndef PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
+#define PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Partitioning/Evaluation.h"
@@ -56,11 +55,13 @@ Pipeline buildPipeline(const PartitionProblem &problem,
 StepTimeFn makeSimulatedStepTime(std::string kind, unsigned steps = 1);
 
 /// Writes `partition` as `pipe.placement @name graph @graph devices N` with
-/// stages `@s0, @s1, ...` at the builder's insertion point.
+/// stages `@s0, @s1, ...` at the builder's insertion point, recording the
+/// `microbatches` it was partitioned for.
 PlacementOp writePlacement(OpBuilder &builder, Location loc, StringRef name,
                            GraphOp graph, ArrayRef<RunOp> runs,
-                           const Partition &partition, unsigned numDevices);
+                           const Partition &partition, unsigned numDevices,
+                           unsigned microbatches);
 
 } // namespace mlir::pipe::partitioning
 
-#endif // PIPE_PARTITIONING_BRIDGE_H
+#endif // PIPE_DIALECT_PIPE_TRANSFORMS_PARTITIONIR_H
