@@ -14,6 +14,7 @@
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Runtime/Program.h"
+#include "pipe/Scheduling/IRConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -24,6 +25,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -410,6 +412,13 @@ public:
   LogicalResult emit(ScheduleOp schedule, unsigned scheduleId, DeviceOp device);
 
 private:
+  /// (stage, micro-batch, step) of every recompute of a device.
+  using RecomputedSet = llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>>;
+  /// The integer arguments of `op`'s runtime entry point after the context,
+  /// in the order include/pipe/Runtime/Program.h declares them.
+  FailureOr<SmallVector<int64_t>>
+  getArguments(Operation &op, bool forwardOnly,
+               const RecomputedSet &recomputed);
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
   /// Calls `name`; exits with its status unless it is zero (or, for token
   /// returning calls, positive). Returns the call's result.
@@ -483,6 +492,68 @@ Value ProgramEmitter::call(Location loc, StringRef name, ArrayRef<int64_t> ints,
   return result;
 }
 
+FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
+    Operation &op, bool forwardOnly, const RecomputedSet &recomputed) {
+  using Args = FailureOr<SmallVector<int64_t>>;
+  auto stage = [&](StringRef name) -> int64_t {
+    return manifest.stageId(name);
+  };
+  auto step = [](std::optional<uint64_t> s) -> int64_t {
+    return s.value_or(0);
+  };
+  auto version = [](std::optional<uint64_t> v) -> int64_t {
+    return v ? static_cast<int64_t>(*v) : -1;
+  };
+  return llvm::TypeSwitch<Operation *, Args>(&op)
+      .Case([&](ForwardOp f) -> Args {
+        bool keep = !forwardOnly &&
+                    !recomputed.contains({f.getStage(), f.getMicrobatch(),
+                                          f.getStep().value_or(0)});
+        return SmallVector<int64_t>{stage(f.getStage()),
+                                    (int64_t)f.getMicrobatch(),
+                                    step(f.getStep()),
+                                    version(f.getVersion()), keep ? 1 : 0};
+      })
+      .Case([&](RecomputeOp r) -> Args {
+        return SmallVector<int64_t>{stage(r.getStage()),
+                                    (int64_t)r.getMicrobatch(),
+                                    step(r.getStep()), version(r.getVersion())};
+      })
+      .Case<BackwardOp, BackwardInputOp, BackwardWeightOp>([&](auto b) -> Args {
+        int64_t part = isa<BackwardOp>(op) ? 0 : isa<BackwardInputOp>(op) ? 1 : 2;
+        return SmallVector<int64_t>{stage(b.getStage()),
+                                    (int64_t)b.getMicrobatch(),
+                                    step(b.getStep()), version(b.getVersion()),
+                                    part};
+      })
+      .Case<SendOp, RecvOp>([&](auto t) -> Args {
+        return SmallVector<int64_t>{t.getKind() == TransferKind::Gradient,
+                                    stage(t.getSrc()), stage(t.getDst()),
+                                    (int64_t)t.getMicrobatch(),
+                                    step(t.getStep())};
+      })
+      .Case<LoadOp, PushGradOp, HostUpdateOp, ReleaseOp, UpdateOp>(
+          [&](auto a) -> Args {
+            return SmallVector<int64_t>{stage(a.getStage()), step(a.getStep())};
+          })
+      .Case<OffloadOp, PrefetchOp>([&](auto a) -> Args {
+        return SmallVector<int64_t>{stage(a.getStage()),
+                                    (int64_t)a.getMicrobatch(),
+                                    step(a.getStep())};
+      })
+      .Case([&](ReduceGradOp r) -> Args {
+        std::optional<unsigned> pid = manifest.paramId(r.getParam());
+        if (!pid)
+          return r.emitOpError("reduces ")
+                 << r.getParamAttr()
+                 << ", which no block instance of the graph reads";
+        return SmallVector<int64_t>{*pid, step(r.getStep())};
+      })
+      .Default([](Operation *other) -> Args {
+        return other->emitOpError("has no host lowering");
+      });
+}
+
 LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
                                    DeviceOp device) {
   Location loc = device.getLoc();
@@ -501,94 +572,30 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
 
   // A forward whose activations a later recompute rebuilds keeps only the
   // stage's inputs.
-  llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>> recomputed;
+  RecomputedSet recomputed;
   for (auto op : device.getBody().front().getOps<RecomputeOp>())
     recomputed.insert(
         {op.getStage(), op.getMicrobatch(), op.getStep().value_or(0)});
 
   DenseMap<Value, Value> tokens;
-  auto stage = [&](StringRef n) {
-    return static_cast<int64_t>(manifest.stageId(n));
-  };
   for (Operation &op : device.getBody().front()) {
-    Location opLoc = op.getLoc();
-    auto stepOf = [&](std::optional<uint64_t> step) {
-      return static_cast<int64_t>(step.value_or(0));
-    };
-    auto versionOf = [&](std::optional<uint64_t> version) {
-      return version ? static_cast<int64_t>(*version) : int64_t{-1};
-    };
-    if (auto f = dyn_cast<ForwardOp>(op)) {
-      bool keep = !schedule.getForwardOnly() &&
-                  !recomputed.contains({f.getStage(), f.getMicrobatch(),
-                                        f.getStep().value_or(0)});
-      call(opLoc, "pipe_rt_act_forward",
-           {stage(f.getStage()), (int64_t)f.getMicrobatch(),
-            stepOf(f.getStep()), versionOf(f.getVersion()), keep ? 1 : 0},
-           false);
-    } else if (auto r = dyn_cast<RecomputeOp>(op)) {
-      call(opLoc, "pipe_rt_act_recompute",
-           {stage(r.getStage()), (int64_t)r.getMicrobatch(),
-            stepOf(r.getStep()), versionOf(r.getVersion())},
-           false);
-    } else if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp>(op)) {
-      int64_t part = isa<BackwardOp>(op) ? 0 : isa<BackwardInputOp>(op) ? 1 : 2;
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      auto version = op.getAttrOfType<IntegerAttr>("version");
-      call(opLoc, "pipe_rt_act_backward",
-           {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0,
-            version ? version.getInt() : -1, part},
-           false);
-    } else if (isa<SendOp, RecvOp>(op)) {
-      auto kind = op.getAttrOfType<TransferKindAttr>("kind").getValue();
-      auto src = op.getAttrOfType<FlatSymbolRefAttr>("src").getValue();
-      auto dst = op.getAttrOfType<FlatSymbolRefAttr>("dst").getValue();
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] =
-          call(opLoc, isa<SendOp>(op) ? "pipe_rt_act_send" : "pipe_rt_act_recv",
-               {kind == TransferKind::Gradient ? 1 : 0, stage(src), stage(dst),
-                mb, step ? step.getInt() : 0},
-               true);
-    } else if (isa<LoadOp, PushGradOp, HostUpdateOp>(op)) {
-      StringRef callee = isa<LoadOp>(op)       ? "pipe_rt_act_ps_load"
-                         : isa<PushGradOp>(op) ? "pipe_rt_act_ps_push"
-                                               : "pipe_rt_act_ps_update";
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] =
-          call(opLoc, callee,
-               {stage(stageAttr.getValue()), step ? step.getInt() : 0}, true);
-    } else if (isa<OffloadOp, PrefetchOp>(op)) {
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] = call(
-          opLoc,
-          isa<OffloadOp>(op) ? "pipe_rt_act_offload" : "pipe_rt_act_prefetch",
-          {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0}, true);
-    } else if (isa<ReleaseOp, UpdateOp>(op)) {
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      call(opLoc,
-           isa<ReleaseOp>(op) ? "pipe_rt_act_ps_release" : "pipe_rt_act_update",
-           {stage(stageAttr.getValue()), step ? step.getInt() : 0}, false);
-    } else if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
-      std::optional<unsigned> pid = manifest.paramId(reduce.getParam());
-      if (!pid)
-        return reduce.emitOpError("reduces ")
-               << reduce.getParamAttr()
-               << ", which no block instance of the graph reads";
-      call(opLoc, "pipe_rt_act_reduce_grad",
-           {(int64_t)*pid, stepOf(reduce.getStep())}, false);
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      for (Value token : wait.getTokens())
-        call(opLoc, "pipe_rt_act_wait", {}, false, tokens.lookup(token));
-    } else {
+    std::optional<ActionKind> kind = getActionKind(&op);
+    if (!kind)
       return op.emitOpError("has no host lowering");
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Value token : wait.getTokens())
+        call(op.getLoc(), getActionEntry(*kind), {}, false,
+             tokens.lookup(token));
+      continue;
     }
+    FailureOr<SmallVector<int64_t>> args =
+        getArguments(op, schedule.getForwardOnly(), recomputed);
+    if (failed(args))
+      return failure();
+    Value result = call(op.getLoc(), getActionEntry(*kind), *args,
+                        producesToken(*kind));
+    if (producesToken(*kind))
+      tokens[op.getResult(0)] = result;
   }
   cf::BranchOp::create(
       builder, loc, exit,
