@@ -3,8 +3,8 @@
 // The compiler half of the compiler/runtime split. Blocks become functions
 // the runtime calls; each device's action list becomes a function of calls
 // into the runtime; everything the runtime must know about the graph, the
-// stages and the schedules is written into one manifest string whose format
-// include/pipe/Runtime/Program.h defines.
+// stages and the schedules is written into one manifest string through the
+// shared writer of include/pipe/Runtime/ManifestSchema.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
 #include "pipe/Scheduling/IRConversion.h"
 
@@ -26,7 +27,6 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::pipe {
@@ -73,7 +73,7 @@ public:
   LogicalResult addSchedule(ScheduleOp schedule, PlacementOp placement,
                             const StageGraph &stages, uint64_t capacity);
 
-  std::string str() const { return header + body + schedules + "end\n"; }
+  std::string str() const { return writer.str(); }
 
   /// Stage id of a stage symbol, param id of a param symbol.
   unsigned stageId(StringRef name) const { return stageIds.lookup(name); }
@@ -95,11 +95,8 @@ private:
 
   ModuleOp module;
   SymbolTable &symbols;
-  std::string header = "pipe-program " + std::to_string(kAbiVersion) + "\n";
-  std::string body, schedules;
+  pipe_rt::ManifestWriter writer;
   llvm::MapVector<Type, unsigned> types;
-  std::string typeLines, paramLines, valueLines, functionLines, runLines,
-      fusedLines;
   llvm::StringMap<unsigned> paramIds, stageIds;
   DenseMap<Value, unsigned> valueIds;
   SmallVector<BlockOp> functions;
@@ -120,12 +117,8 @@ FailureOr<unsigned> ManifestBuilder::typeId(Operation *user, Type type) {
               "i64, i32 or i1 only)";
   unsigned id = types.size();
   types[type] = id;
-  llvm::raw_string_ostream os(typeLines);
-  os << "type " << id << " " << dtypeName(tensor.getElementType()) << " "
-     << tensor.getRank();
-  for (int64_t dim : tensor.getShape())
-    os << " " << dim;
-  os << "\n";
+  writer.type(id, dtypeName(tensor.getElementType()).str(),
+              tensor.getShape().vec());
   return id;
 }
 
@@ -136,7 +129,7 @@ FailureOr<int> ManifestBuilder::functionId(Operation *user, BlockOp block) {
   auto known = functionIds.find(block);
   if (known != functionIds.end())
     return known->second;
-  SmallVector<unsigned> args, results;
+  std::vector<int64_t> args, results;
   for (Type type : block.getArgumentTypes()) {
     FailureOr<unsigned> id = typeId(block, type);
     if (failed(id))
@@ -152,21 +145,13 @@ FailureOr<int> ManifestBuilder::functionId(Operation *user, BlockOp block) {
   int id = functions.size();
   functions.push_back(block);
   functionIds[block] = id;
-  llvm::raw_string_ostream os(functionLines);
-  os << "function " << id << " " << symbolOf(block) << " " << args.size();
-  for (unsigned a : args)
-    os << " " << a;
-  os << " " << results.size();
-  for (unsigned r : results)
-    os << " " << r;
-  os << "\n";
+  writer.function(id, symbolOf(block), args, results);
   return id;
 }
 
-template <typename Range> void appendList(llvm::raw_ostream &os, Range r) {
-  os << " " << llvm::size(r);
-  for (auto v : r)
-    os << " " << v;
+/// A manifest list of ids or indices.
+template <typename Range> std::vector<int64_t> toList(const Range &range) {
+  return std::vector<int64_t>(llvm::adl_begin(range), llvm::adl_end(range));
 }
 
 LogicalResult ManifestBuilder::addGraph(GraphOp graph,
@@ -188,9 +173,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
     paramIds[param.getSymName()] = id;
     bool trainable = !param.getFrozen() &&
                      isa<FloatType>(param.getTensorType().getElementType());
-    llvm::raw_string_ostream(paramLines)
-        << "param " << id << " " << param.getSymName() << " " << *tid << " "
-        << (trainable ? 1 : 0) << "\n";
+    writer.param(id, param.getSymName().str(), *tid, trainable);
   }
 
   auto addValue = [&](Operation *user, Value value) -> LogicalResult {
@@ -199,29 +182,23 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       return failure();
     unsigned id = valueIds.size();
     valueIds[value] = id;
-    llvm::raw_string_ostream(valueLines)
-        << "value " << id << " " << *tid << "\n";
+    writer.value(id, *tid);
     return success();
   };
   // The range of each integer input, which the data loader checks.
   if (failed(inferIndexRanges(graph, symbols)))
     return failure();
-  std::string inputLines, rangeLines, lossLine;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
     if (failed(addValue(graph, arg)))
       return failure();
-    llvm::raw_string_ostream(inputLines)
-        << "input " << arg.getArgNumber() << " " << valueIds[arg] << "\n";
+    writer.input(arg.getArgNumber(), valueIds[arg]);
     FailureOr<std::optional<IndexRange>> range =
         getIndexRange(graph, arg.getArgNumber());
     if (failed(range))
       return failure();
-    if (*range) {
-      llvm::raw_string_ostream os(rangeLines);
-      os << "range " << arg.getArgNumber() << " " << (*range)->bound;
-      appendList(os, (*range)->exempt);
-      os << "\n";
-    }
+    if (*range)
+      writer.range(arg.getArgNumber(), (*range)->bound,
+                   toList((*range)->exempt));
   }
 
   unsigned runId = 0;
@@ -261,32 +238,30 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       FailureOr<int> id = functionId(run, fusedBlock);
       if (failed(id))
         return failure();
-      llvm::raw_string_ostream(fusedLines)
-          << "fused " << runId << " " << *id << "\n";
+      writer.fused(runId, *id);
     }
-    unsigned numSaved = getNumSavedResults(block);
-    llvm::raw_string_ostream os(runLines);
-    os << "run " << runId << " " << run.getInstance() << " " << *forward << " "
-       << backward[0] << " " << backward[1] << " " << numSaved;
-    SmallVector<unsigned> params, inputs, outputs;
+    pipe_rt::ManifestRun record;
+    record.id = runId;
+    record.name = run.getInstance().str();
+    record.forward = *forward;
+    record.bwdInput = backward[0];
+    record.bwdWeight = backward[1];
+    record.numSaved = getNumSavedResults(block);
     for (Attribute ref : run.getParams()) {
       std::optional<unsigned> pid =
           paramId(cast<FlatSymbolRefAttr>(ref).getValue());
       if (!pid)
         return run.emitOpError("binds unknown parameter ") << ref;
-      params.push_back(*pid);
+      record.params.push_back(*pid);
     }
     for (Value input : run.getInputs())
-      inputs.push_back(valueIds.lookup(input));
-    for (Value result : run.getResults().drop_back(numSaved))
-      outputs.push_back(valueIds.lookup(result));
-    appendList(os, params);
-    appendList(os, inputs);
-    appendList(os, outputs);
-    appendList(os, getDifferentiableInputs(block));
-    appendList(os, getDifferentiableResults(block));
-    appendList(os, getDifferentiableParams(block));
-    os << "\n";
+      record.inputs.push_back(valueIds.lookup(input));
+    for (Value result : run.getResults().drop_back(record.numSaved))
+      record.outputs.push_back(valueIds.lookup(result));
+    record.diffInputs = toList(getDifferentiableInputs(block));
+    record.diffResults = toList(getDifferentiableResults(block));
+    record.diffParams = toList(getDifferentiableParams(block));
+    writer.run(record);
     runIds[run] = runId++;
   }
 
@@ -298,40 +273,27 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       double seed = 1.0;
       if (auto attr = graph.getResultAttrOfType<FloatAttr>(0, kLossSeedAttr))
         seed = attr.getValueAsDouble();
-      llvm::raw_string_ostream(lossLine)
-          << "loss " << valueIds.lookup(loss) << " "
-          << llvm::format("%.17g", seed) << "\n";
+      writer.loss(valueIds.lookup(loss), seed);
     }
   }
 
-  std::string stageLines, edgeLines;
   for (unsigned s = 0; s < stages.getNumStages(); ++s) {
     StageOp stage = stages.getStage(s);
     if (hasWhitespace(stage.getSymName()))
       return stage.emitOpError("name cannot be exported");
     stageIds[stage.getSymName()] = s;
-    SmallVector<unsigned> runs;
+    std::vector<int64_t> runs;
     for (RunOp run : graph.getBody().getOps<RunOp>())
       if (stages.getStageOf(run) == s)
         runs.push_back(runIds.lookup(run));
-    llvm::raw_string_ostream os(stageLines);
-    os << "stage " << s << " " << stage.getSymName() << " "
-       << stage.getDevice();
-    appendList(os, runs);
-    os << "\n";
+    writer.stage(s, stage.getSymName().str(), stage.getDevice(), runs);
     for (unsigned consumer : stages.getConsumers(s)) {
-      llvm::raw_string_ostream es(edgeLines);
-      es << "edge " << s << " " << consumer;
-      SmallVector<unsigned> values;
+      std::vector<int64_t> values;
       for (Value v : stages.getCrossingValues(s, consumer))
         values.push_back(valueIds.lookup(v));
-      appendList(es, values);
-      es << "\n";
+      writer.edge(s, consumer, values);
     }
   }
-  body = typeLines + paramLines + valueLines + inputLines + rangeLines +
-         lossLine + functionLines + runLines + fusedLines + stageLines +
-         edgeLines;
   return success();
 }
 
@@ -358,14 +320,13 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
   SmallVector<llvm::SetVector<unsigned>> stageParamIds =
       paramsByStage(graph, stages, *this);
 
-  llvm::raw_string_ostream os(schedules);
-  os << "schedule " << id << " " << schedule.getSymName() << " "
-     << schedule.getKind() << " " << placement.getDevices() << " "
-     << schedule.getMicrobatches() << " " << schedule.getSteps() << " "
-     << (schedule.getForwardOnly() ? 1 : 0) << "\n";
+  writer.schedule(id, schedule.getSymName().str(), schedule.getKind().str(),
+                  placement.getDevices(), schedule.getMicrobatches(),
+                  schedule.getSteps(), schedule.getForwardOnly());
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
-    os << "device " << id << " " << device.getDevice() << " " << capacity
-       << " pipe_device_" << id << "_" << device.getDevice() << "\n";
+    writer.device(id, device.getDevice(), capacity,
+                  "pipe_device_" + std::to_string(id) + "_" +
+                      std::to_string(device.getDevice()));
 
   llvm::SetVector<unsigned> psStages;
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>()) {
@@ -391,14 +352,11 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
       for (unsigned pid : stageParamIds[s])
         if (owner.count(pid) && owner[pid] == s)
           owned[s].push_back(pid);
-    for (auto &[s, pids] : owned) {
-      os << "owns " << id << " " << s;
-      appendList(os, pids);
-      os << "\n";
-    }
+    for (auto &[s, pids] : owned)
+      writer.owns(id, s, toList(pids));
   }
   for (unsigned s : psStages)
-    os << "ps " << id << " " << s << "\n";
+    writer.ps(id, s);
   return success();
 }
 
