@@ -2,11 +2,13 @@
 //
 // Strict by design: the manifest is generated, so anything unexpected is a
 // compiler/runtime mismatch and is reported with its line number instead of
-// being guessed around.
+// being guessed around. The records and their order are ManifestSchema.h's,
+// which the compiler's writer shares.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Manifest.h"
+#include "pipe/Runtime/ManifestSchema.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -113,23 +115,6 @@ bool parseDType(const std::string &s, TypeInfo &t) {
   return false;
 }
 
-/// Section order of each record kind; records may not go back to an
-/// earlier section. schedule/device/ps/owns interleave (one group per
-/// schedule).
-int sectionOf(const std::string &kind) {
-  static const char *order[] = {"type",  "param", "value",    "input",
-                                "range", "loss",  "function", "run",
-                                "fused", "stage", "edge",     "schedule"};
-  for (int i = 0; i < 12; ++i)
-    if (kind == order[i])
-      return i;
-  if (kind == "device" || kind == "ps" || kind == "owns" || kind == "versions")
-    return 11;
-  if (kind == "end")
-    return 12;
-  return -1;
-}
-
 } // namespace
 
 const char *safetensorsDType(DType dtype) {
@@ -199,13 +184,18 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
       return lp.fail("record after 'end'");
     const std::string &kind = fields[0];
     if (i == 0) {
-      if (kind != "pipe-program")
+      if (kind != kManifestMagic)
         return lp.fail("expected 'pipe-program <abi-version>'");
       if (!lp.integer(m.abiVersion, "abi version", 0, INT32_MAX) || !lp.done())
         return false;
+      if (m.abiVersion != kManifestVersion)
+        return lp.fail("format version " + std::to_string(m.abiVersion) +
+                       ", this runtime reads version " +
+                       std::to_string(kManifestVersion) +
+                       " (recompile the program)");
       continue;
     }
-    int sec = sectionOf(kind);
+    int sec = getManifestSection(kind);
     if (sec < 0)
       return lp.fail("unknown record '" + kind + "'");
     if (sec < section)

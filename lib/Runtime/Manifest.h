@@ -1,7 +1,7 @@
 //===- Manifest.h - Parsed program manifest ---------------------*- C++ -*-===//
 //
-// Private to the runtime: the manifest of a compiled program (format in
-// include/pipe/Runtime/Program.h) as plain structs, plus the derived data
+// Private to the runtime: the manifest of a compiled program (schema in
+// include/pipe/Runtime/ManifestSchema.h) as plain structs, plus the derived data
 // flow (who produces and who consumes each value) the executor needs.
 //
 //===----------------------------------------------------------------------===//
@@ -116,8 +116,8 @@ struct Manifest {
 };
 
 /// Parses and checks `text` (ids dense and in order, references in range,
-/// function signatures matching the runs). Errors read "manifest line N:
-/// ...".
+/// function signatures matching the runs, the format version
+/// kManifestVersion). Errors read "manifest line N: ...".
 bool parseManifest(const char *text, Manifest &out, std::string &error);
 
 } // namespace pipe_rt

@@ -11,61 +11,42 @@ using namespace mlir::pipe;
 
 llvm::StringRef mlir::pipe::getActionName(ActionKind kind) {
   switch (kind) {
-  case ActionKind::Forward:
-    return "forward";
-  case ActionKind::Backward:
-    return "backward";
-  case ActionKind::BackwardInput:
-    return "backward.input";
-  case ActionKind::BackwardWeight:
-    return "backward.weight";
-  case ActionKind::Recompute:
-    return "recompute";
-  case ActionKind::Send:
-    return "send";
-  case ActionKind::Recv:
-    return "recv";
-  case ActionKind::Load:
-    return "ps.load";
-  case ActionKind::Release:
-    return "ps.release";
-  case ActionKind::Push:
-    return "ps.push";
-  case ActionKind::HostUpdate:
-    return "ps.update";
-  case ActionKind::Offload:
-    return "offload";
-  case ActionKind::Prefetch:
-    return "prefetch";
-  case ActionKind::Update:
-    return "update";
-  case ActionKind::ReduceGrad:
-    return "reduce_grad";
-  case ActionKind::Wait:
-    return "wait";
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  case ActionKind::KIND:                                                       \
+    return MNEMONIC;
+#include "pipe/Support/Actions.def"
+  }
+  return "unknown";
+}
+
+llvm::StringRef mlir::pipe::getActionEntry(ActionKind kind) {
+  switch (kind) {
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  case ActionKind::KIND:                                                       \
+    return "pipe_rt_act_" #ENTRY;
+#include "pipe/Support/Actions.def"
   }
   return "unknown";
 }
 
 bool mlir::pipe::isComputeAction(ActionKind kind) {
-  return kind == ActionKind::Forward || kind == ActionKind::Backward ||
-         kind == ActionKind::BackwardInput ||
-         kind == ActionKind::BackwardWeight || kind == ActionKind::Recompute;
+  switch (kind) {
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  case ActionKind::KIND:                                                       \
+    return COMPUTE;
+#include "pipe/Support/Actions.def"
+  }
+  return false;
 }
 
 bool mlir::pipe::producesToken(ActionKind kind) {
   switch (kind) {
-  case ActionKind::Send:
-  case ActionKind::Recv:
-  case ActionKind::Load:
-  case ActionKind::Push:
-  case ActionKind::HostUpdate:
-  case ActionKind::Offload:
-  case ActionKind::Prefetch:
-    return true;
-  default:
-    return false;
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  case ActionKind::KIND:                                                       \
+    return TOKEN;
+#include "pipe/Support/Actions.def"
   }
+  return false;
 }
 
 std::string ScheduleAction::describe(const Pipeline &pipeline) const {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../lib/Runtime/SafetensorsIO.h"
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
 
 #include <cstdio>
@@ -26,14 +27,15 @@ using namespace pipe_rt;
 namespace {
 
 const int32_t abiVersion = PIPE_RT_ABI_VERSION;
-const std::string manifest = "pipe-program " +
-                             std::to_string(PIPE_RT_ABI_VERSION) +
-                             "\n"
-                             "type 0 f32 1 4\n"
-                             "type 1 i64 0\n"
-                             "param 0 w 0 1\n"
-                             "param 1 b 1 0\n"
-                             "end\n";
+std::string makeManifest() {
+  pipe_rt::ManifestWriter m;
+  m.type(0, "f32", {4});
+  m.type(1, "i64", {});
+  m.param(0, "w", 0, true);
+  m.param(1, "b", 1, false);
+  return m.str();
+}
+const std::string manifest = makeManifest();
 
 void *lookup(void *, const char *name) {
   if (!std::strcmp(name, "pipe_program_abi_version"))

@@ -13,35 +13,8 @@
 // for an artifact, the execution engine for the JIT), so the runtime never
 // links MLIR.
 //
-// Manifest: one record per line, fields separated by single spaces, names
-// without whitespace, integers in decimal. Line 1 is
-// `pipe-program <abi-version>`. Then, in this order (the ids of each record
-// kind dense, 0-based and in order; device/ps/owns follow their schedule):
-//
-//   type <tid> <dtype> <rank> <dim>...          dtype: f32 f64 i64 i32 i1
-//   param <pid> <name> <tid> <trainable 0|1>
-//   value <vid> <tid>                            a graph SSA value
-//   input <k> <vid>                              graph argument k (data)
-//   range <k> <bound> <nexempt> <v>...           optional, integer inputs:
-//       each element of input k is in [0, bound) or one of the exempt
-//       values (pipe.index_bound / pipe.index_exempt, docs/host-lowering.md)
-//   loss <vid> <seed>                            scalar loss, its cotangent
-//   function <fid> <symbol> <nargs> <tid>... <nresults> <tid>...
-//   run <rid> <name> <forward-fid> <bwd-input-fid|-1> <bwd-weight-fid|-1>
-//       <nsaved> <nparams> <pid>... <ninputs> <vid>... <noutputs> <vid>...
-//       <ndiff-inputs> <idx>... <ndiff-results> <idx>... <ndiff-params>
-//       <idx>...                                (one line)
-//   fused <rid> <fid>                          optional: one function for a
-//                                                full backward of the run
-//   stage <sid> <name> <device> <nruns> <rid>...   runs in graph order
-//   edge <producer-sid> <consumer-sid> <nvalues> <vid>...  payload order
-//   schedule <xid> <name> <kind> <devices> <microbatches> <steps>
-//       <forward-only 0|1>                       (one line)
-//   device <xid> <d> <capacity-bytes> <symbol>
-//   ps <xid> <sid>                               stage uses the param server
-//   versions <xid>                               schedule keeps weight versions
-//   owns <xid> <sid> <nparams> <pid>...          params its update updates
-//   end
+// Manifest: a versioned text of records whose schema, writer and format
+// version are include/pipe/Runtime/ManifestSchema.h.
 //
 // Calling convention of block functions (`function` records): args[0] points
 // to the result storage (a pipe_rt_memref for one result, consecutive ones
@@ -92,6 +65,9 @@ typedef struct pipe_rt_device_ctx pipe_rt_device_ctx;
 // asynchronous ones return a token > 0, or minus a status. `stage` is a
 // stage id of the manifest, `param` a param id, `step` the step attribute of
 // the action (0 when absent), `version` the weight version (-1 when absent).
+// The actions that lower to each are the ENTRY column of
+// include/pipe/Support/Actions.def, which the JIT's symbol map and a runtime
+// test check against these declarations.
 //===----------------------------------------------------------------------===//
 
 /// `keep`: 1 keeps every run's inputs and saved activations for the backward;

@@ -20,27 +20,16 @@ class Operation;
 
 namespace mlir::pipe {
 
+/// One enumerator per line of pipe/Support/Actions.def.
 enum class ActionKind {
-  Forward,
-  Backward,
-  BackwardInput,
-  BackwardWeight,
-  Recompute,
-  Send,
-  Recv,
-  Load,
-  Release,
-  Push,
-  HostUpdate,
-  Offload,
-  Prefetch,
-  Update,
-  ReduceGrad,
-  Wait,
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN) KIND,
+#include "pipe/Support/Actions.def"
 };
 
 /// The op mnemonic of an action kind ("forward", "ps.load", ...).
 llvm::StringRef getActionName(ActionKind kind);
+/// The runtime entry point an action lowers to ("pipe_rt_act_forward", ...).
+llvm::StringRef getActionEntry(ActionKind kind);
 /// Forward, Backward, BackwardInput, BackwardWeight, Recompute.
 bool isComputeAction(ActionKind kind);
 /// Actions that produce a completion token.

@@ -24,6 +24,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -42,6 +44,17 @@ void initializeNativeTarget() {
   (void)done;
 }
 
+/// The return type of a runtime entry point.
+template <typename R, typename... Args> R returnTypeOf(R (*)(Args...));
+
+// An action that produces a token lowers to a call returning int64_t (the
+// token or minus a status), any other to one returning int32_t.
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  static_assert(std::is_same_v<decltype(returnTypeOf(&pipe_rt_act_##ENTRY)),   \
+                               std::conditional_t<TOKEN, int64_t, int32_t>>,   \
+                "Actions.def: pipe_rt_act_" #ENTRY " returns the wrong type");
+#include "pipe/Support/Actions.def"
+
 /// Every runtime function generated code may call, for the JIT.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap map;
@@ -50,20 +63,11 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
         llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void *>(fn)),
         llvm::JITSymbolFlags::Exported};
   };
-  add("pipe_rt_act_forward", &pipe_rt_act_forward);
-  add("pipe_rt_act_recompute", &pipe_rt_act_recompute);
-  add("pipe_rt_act_backward", &pipe_rt_act_backward);
-  add("pipe_rt_act_send", &pipe_rt_act_send);
-  add("pipe_rt_act_recv", &pipe_rt_act_recv);
-  add("pipe_rt_act_ps_load", &pipe_rt_act_ps_load);
-  add("pipe_rt_act_ps_push", &pipe_rt_act_ps_push);
-  add("pipe_rt_act_ps_update", &pipe_rt_act_ps_update);
-  add("pipe_rt_act_ps_release", &pipe_rt_act_ps_release);
-  add("pipe_rt_act_offload", &pipe_rt_act_offload);
-  add("pipe_rt_act_prefetch", &pipe_rt_act_prefetch);
-  add("pipe_rt_act_update", &pipe_rt_act_update);
-  add("pipe_rt_act_reduce_grad", &pipe_rt_act_reduce_grad);
-  add("pipe_rt_act_wait", &pipe_rt_act_wait);
+  // Fails to compile when an action's entry point is not declared in
+  // Program.h; actions sharing an entry point add it once more, harmlessly.
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  add("pipe_rt_act_" #ENTRY, &pipe_rt_act_##ENTRY);
+#include "pipe/Support/Actions.def"
   add("pipe_rt_gemm_f32", &pipe_rt_gemm_f32);
   add("_mlir_memref_to_llvm_alloc", &_mlir_memref_to_llvm_alloc);
   add("_mlir_memref_to_llvm_aligned_alloc",

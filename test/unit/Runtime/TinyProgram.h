@@ -18,6 +18,7 @@
 
 #include "SafetensorsIO.h"
 
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
 #ifdef PIPE_TINY_PROGRAM_CUDA
 #include "pipe/Runtime/CUDA.h"
@@ -309,35 +310,77 @@ struct Spec {
 };
 
 template <bool kGpu> Program makeProgram(const Spec &spec) {
-  std::string w2 = spec.tied ? "0" : "1";
+  int64_t w2 = spec.tied ? 0 : 1;
   Program p;
-  std::string m = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
-                  "\ntype 0 f32 1 2\ntype 1 f32 0\nparam 0 w1 0 1\n"
-                  "param 1 w2 0 1\nvalue 0 0\nvalue 1 0\nvalue 2 0\n"
-                  "value 3 1\ninput 0 0\nloss 3 1\n"
-                  "function 0 f0 2 0 0 1 0\nfunction 1 g0w 3 0 0 0 1 0\n"
-                  "function 2 f1 2 0 0 1 0\nfunction 3 g1i 3 0 0 0 1 0\n"
-                  "function 4 g1w 3 0 0 0 1 0\nfunction 5 f2 1 0 2 1 0\n"
-                  "function 6 g2i 3 0 1 0 1 0\n"
-                  "run 0 r0 0 -1 1 0 1 0 1 0 1 1 1 0 1 0 1 0\n"
-                  "run 1 r1 2 3 4 0 1 " +
-                  w2 +
-                  " 1 1 1 2 1 0 1 0 1 0\n"
-                  "run 2 r2 5 6 -1 1 0 1 2 1 3 1 0 1 0 0\n"
-                  "stage 0 s0 0 1 0\nstage 1 s1 " +
-                  std::to_string(spec.devices - 1) +
-                  " 2 1 2\nedge 0 1 1 1\nschedule 0 main " + spec.kind + " " +
-                  std::to_string(spec.devices) + " " +
-                  std::to_string(spec.microbatches) + " " +
-                  std::to_string(spec.steps) + " 0\n";
+  pipe_rt::ManifestWriter m;
+  m.type(0, "f32", {2});
+  m.type(1, "f32", {});
+  m.param(0, "w1", 0, true);
+  m.param(1, "w2", 0, true);
+  for (int v = 0; v < 3; ++v)
+    m.value(v, 0);
+  m.value(3, 1);
+  m.input(0, 0);
+  m.loss(3, 1);
+  m.function(0, "f0", {0, 0}, {0});
+  m.function(1, "g0w", {0, 0, 0}, {0});
+  m.function(2, "f1", {0, 0}, {0});
+  m.function(3, "g1i", {0, 0, 0}, {0});
+  m.function(4, "g1w", {0, 0, 0}, {0});
+  m.function(5, "f2", {0}, {1, 0});
+  m.function(6, "g2i", {0, 1, 0}, {0});
+  pipe_rt::ManifestRun r0;
+  r0.id = 0;
+  r0.name = "r0";
+  r0.forward = 0;
+  r0.bwdWeight = 1;
+  r0.params = {0};
+  r0.inputs = {0};
+  r0.outputs = {1};
+  r0.diffInputs = {0};
+  r0.diffResults = {0};
+  r0.diffParams = {0};
+  m.run(r0);
+  pipe_rt::ManifestRun r1;
+  r1.id = 1;
+  r1.name = "r1";
+  r1.forward = 2;
+  r1.bwdInput = 3;
+  r1.bwdWeight = 4;
+  r1.params = {w2};
+  r1.inputs = {1};
+  r1.outputs = {2};
+  r1.diffInputs = {0};
+  r1.diffResults = {0};
+  r1.diffParams = {0};
+  m.run(r1);
+  pipe_rt::ManifestRun r2;
+  r2.id = 2;
+  r2.name = "r2";
+  r2.forward = 5;
+  r2.bwdInput = 6;
+  r2.numSaved = 1;
+  r2.inputs = {2};
+  r2.outputs = {3};
+  r2.diffInputs = {0};
+  r2.diffResults = {0};
+  m.run(r2);
+  m.stage(0, "s0", 0, {0});
+  m.stage(1, "s1", spec.devices - 1, {1, 2});
+  m.edge(0, 1, {1});
+  m.schedule(0, "main", spec.kind, spec.devices, spec.microbatches,
+             spec.steps, false);
   for (int d = 0; d < spec.devices; ++d)
-    m += "device 0 " + std::to_string(d) + " 0 dev" + std::to_string(d) + "\n";
-  if (spec.ps)
-    m += "ps 0 0\nps 0 1\n";
+    m.device(0, d, 0, "dev" + std::to_string(d));
+  if (spec.ps) {
+    m.ps(0, 0);
+    m.ps(0, 1);
+  }
   if (spec.versions)
-    m += "versions 0\n";
-  m += "owns 0 0 1 0\nowns 0 1 1 " + w2 + "\nend\n";
-  p.manifest = m;
+    m.versions(0);
+  m.owns(0, 0, {0});
+  m.owns(0, 1, {w2});
+  p.manifest = m.str();
   p.symbols = {{"f0", (void *)f0<kGpu>},   {"g0w", (void *)g0w<kGpu>},
                {"f1", (void *)f1<kGpu>},   {"g1i", (void *)g1i<kGpu>},
                {"g1w", (void *)g1w<kGpu>}, {"f2", (void *)f2<kGpu>},

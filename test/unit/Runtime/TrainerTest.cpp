@@ -13,6 +13,7 @@
 #include "TinyProgram.h"
 #include "TrainingData.h"
 
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Trainer.h"
 
 #include <gtest/gtest.h>
@@ -115,28 +116,41 @@ using tiny::Program;
 /// `async`: the training schedule is pipedream-async with 2 steps per run.
 Program makeProgram(bool async = false) {
   Program p;
-  p.manifest = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
-               "\n"
-               "type 0 i64 2 2 3\n"
-               "type 1 f32 1 256\n"
-               "type 2 f32 0\n"
-               "param 0 emb 1 1\n"
-               "value 0 0\nvalue 1 0\nvalue 2 2\n"
-               "input 0 0\ninput 1 1\n"
-               "loss 2 1\n"
-               "function 0 lm_fwd 3 1 0 0 1 2\n"
-               "function 1 lm_bwdw 4 1 0 0 2 1 1\n"
-               "run 0 r0 0 -1 1 0 1 0 2 0 1 1 2 0 1 0 1 0\n"
-               "stage 0 s0 0 1 0\n" +
-               (async ? "schedule 0 train pipedream-async 1 2 2 0\n"
-                        "versions 0\n"
-                        "device 0 0 0 async_dev\n"
-                      : "schedule 0 train gpipe 1 2 1 0\n"
-                        "device 0 0 0 train_dev\n") +
-               "owns 0 0 1 0\n"
-               "schedule 1 eval gpipe 1 3 1 1\n"
-               "device 1 0 0 eval_dev\n"
-               "end\n";
+  pipe_rt::ManifestWriter m;
+  m.type(0, "i64", {2, 3});
+  m.type(1, "f32", {256});
+  m.type(2, "f32", {});
+  m.param(0, "emb", 1, true);
+  m.value(0, 0);
+  m.value(1, 0);
+  m.value(2, 2);
+  m.input(0, 0);
+  m.input(1, 1);
+  m.loss(2, 1);
+  m.function(0, "lm_fwd", {1, 0, 0}, {2});
+  m.function(1, "lm_bwdw", {1, 0, 0, 2}, {1});
+  pipe_rt::ManifestRun run;
+  run.name = "r0";
+  run.bwdWeight = 1;
+  run.params = {0};
+  run.inputs = {0, 1};
+  run.outputs = {2};
+  run.diffResults = {0};
+  run.diffParams = {0};
+  m.run(run);
+  m.stage(0, "s0", 0, {0});
+  if (async) {
+    m.schedule(0, "train", "pipedream-async", 1, 2, 2, false);
+    m.versions(0);
+    m.device(0, 0, 0, "async_dev");
+  } else {
+    m.schedule(0, "train", "gpipe", 1, 2, 1, false);
+    m.device(0, 0, 0, "train_dev");
+  }
+  m.owns(0, 0, {0});
+  m.schedule(1, "eval", "gpipe", 1, 3, 1, true);
+  m.device(1, 0, 0, "eval_dev");
+  p.manifest = m.str();
   p.symbols = {{"lm_fwd", (void *)lmForward},
                {"lm_bwdw", (void *)lmBackward},
                {"train_dev", (void *)trainDevice},

@@ -12,9 +12,12 @@
 #include "Manifest.h"
 #include "SafetensorsIO.h"
 
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include <cstdio>
 #include <fstream>
@@ -142,14 +145,20 @@ TEST(TrainingData, RowIndexNeverOverflows) {
 }
 
 TEST(TrainingData, ManifestRanges) {
-  std::string head = "pipe-program " + std::to_string(PIPE_RT_ABI_VERSION) +
-                     "\ntype 0 i64 1 4\ntype 1 f32 1 4\nvalue 0 0\nvalue 1 "
-                     "1\ninput 0 0\ninput 1 1\n";
+  pipe_rt::ManifestWriter writer;
+  writer.type(0, "i64", {4});
+  writer.type(1, "f32", {4});
+  writer.value(0, 0);
+  writer.value(1, 1);
+  writer.input(0, 0);
+  writer.input(1, 1);
+  // The bad records below follow the writer's records, without its "end".
+  std::string head = writer.str();
+  head.resize(head.size() - std::strlen("end\n"));
+  writer.range(0, 64, {-100});
   pipe_rt::Manifest m;
   std::string error;
-  ASSERT_TRUE(pipe_rt::parseManifest(
-      (head + "range 0 64 1 -100\nend\n").c_str(), m, error))
-      << error;
+  ASSERT_TRUE(pipe_rt::parseManifest(writer.str().c_str(), m, error)) << error;
   ASSERT_EQ(m.inputRanges.size(), 2u);
   EXPECT_EQ(m.inputRanges[0].bound, 64);
   EXPECT_EQ(m.inputRanges[0].describe(), "[0, 64) or -100");

@@ -3,8 +3,8 @@
 // The compiler half of the compiler/runtime split. Blocks become functions
 // the runtime calls; each device's action list becomes a function of calls
 // into the runtime; everything the runtime must know about the graph, the
-// stages and the schedules is written into one manifest string whose format
-// include/pipe/Runtime/Program.h defines.
+// stages and the schedules is written into one manifest string through the
+// shared writer of include/pipe/Runtime/ManifestSchema.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +13,9 @@
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
+#include "pipe/Scheduling/IRConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -24,7 +26,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/Format.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::pipe {
@@ -71,7 +73,7 @@ public:
   LogicalResult addSchedule(ScheduleOp schedule, PlacementOp placement,
                             const StageGraph &stages, uint64_t capacity);
 
-  std::string str() const { return header + body + schedules + "end\n"; }
+  std::string str() const { return writer.str(); }
 
   /// Stage id of a stage symbol, param id of a param symbol.
   unsigned stageId(StringRef name) const { return stageIds.lookup(name); }
@@ -93,11 +95,8 @@ private:
 
   ModuleOp module;
   SymbolTable &symbols;
-  std::string header = "pipe-program " + std::to_string(kAbiVersion) + "\n";
-  std::string body, schedules;
+  pipe_rt::ManifestWriter writer;
   llvm::MapVector<Type, unsigned> types;
-  std::string typeLines, paramLines, valueLines, functionLines, runLines,
-      fusedLines;
   llvm::StringMap<unsigned> paramIds, stageIds;
   DenseMap<Value, unsigned> valueIds;
   SmallVector<BlockOp> functions;
@@ -118,12 +117,8 @@ FailureOr<unsigned> ManifestBuilder::typeId(Operation *user, Type type) {
               "i64, i32 or i1 only)";
   unsigned id = types.size();
   types[type] = id;
-  llvm::raw_string_ostream os(typeLines);
-  os << "type " << id << " " << dtypeName(tensor.getElementType()) << " "
-     << tensor.getRank();
-  for (int64_t dim : tensor.getShape())
-    os << " " << dim;
-  os << "\n";
+  writer.type(id, dtypeName(tensor.getElementType()).str(),
+              tensor.getShape().vec());
   return id;
 }
 
@@ -134,7 +129,7 @@ FailureOr<int> ManifestBuilder::functionId(Operation *user, BlockOp block) {
   auto known = functionIds.find(block);
   if (known != functionIds.end())
     return known->second;
-  SmallVector<unsigned> args, results;
+  std::vector<int64_t> args, results;
   for (Type type : block.getArgumentTypes()) {
     FailureOr<unsigned> id = typeId(block, type);
     if (failed(id))
@@ -150,21 +145,13 @@ FailureOr<int> ManifestBuilder::functionId(Operation *user, BlockOp block) {
   int id = functions.size();
   functions.push_back(block);
   functionIds[block] = id;
-  llvm::raw_string_ostream os(functionLines);
-  os << "function " << id << " " << symbolOf(block) << " " << args.size();
-  for (unsigned a : args)
-    os << " " << a;
-  os << " " << results.size();
-  for (unsigned r : results)
-    os << " " << r;
-  os << "\n";
+  writer.function(id, symbolOf(block), args, results);
   return id;
 }
 
-template <typename Range> void appendList(llvm::raw_ostream &os, Range r) {
-  os << " " << llvm::size(r);
-  for (auto v : r)
-    os << " " << v;
+/// A manifest list of ids or indices.
+template <typename Range> std::vector<int64_t> toList(const Range &range) {
+  return std::vector<int64_t>(llvm::adl_begin(range), llvm::adl_end(range));
 }
 
 LogicalResult ManifestBuilder::addGraph(GraphOp graph,
@@ -186,9 +173,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
     paramIds[param.getSymName()] = id;
     bool trainable = !param.getFrozen() &&
                      isa<FloatType>(param.getTensorType().getElementType());
-    llvm::raw_string_ostream(paramLines)
-        << "param " << id << " " << param.getSymName() << " " << *tid << " "
-        << (trainable ? 1 : 0) << "\n";
+    writer.param(id, param.getSymName().str(), *tid, trainable);
   }
 
   auto addValue = [&](Operation *user, Value value) -> LogicalResult {
@@ -197,29 +182,23 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       return failure();
     unsigned id = valueIds.size();
     valueIds[value] = id;
-    llvm::raw_string_ostream(valueLines)
-        << "value " << id << " " << *tid << "\n";
+    writer.value(id, *tid);
     return success();
   };
   // The range of each integer input, which the data loader checks.
   if (failed(inferIndexRanges(graph, symbols)))
     return failure();
-  std::string inputLines, rangeLines, lossLine;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
     if (failed(addValue(graph, arg)))
       return failure();
-    llvm::raw_string_ostream(inputLines)
-        << "input " << arg.getArgNumber() << " " << valueIds[arg] << "\n";
+    writer.input(arg.getArgNumber(), valueIds[arg]);
     FailureOr<std::optional<IndexRange>> range =
         getIndexRange(graph, arg.getArgNumber());
     if (failed(range))
       return failure();
-    if (*range) {
-      llvm::raw_string_ostream os(rangeLines);
-      os << "range " << arg.getArgNumber() << " " << (*range)->bound;
-      appendList(os, (*range)->exempt);
-      os << "\n";
-    }
+    if (*range)
+      writer.range(arg.getArgNumber(), (*range)->bound,
+                   toList((*range)->exempt));
   }
 
   unsigned runId = 0;
@@ -259,32 +238,30 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       FailureOr<int> id = functionId(run, fusedBlock);
       if (failed(id))
         return failure();
-      llvm::raw_string_ostream(fusedLines)
-          << "fused " << runId << " " << *id << "\n";
+      writer.fused(runId, *id);
     }
-    unsigned numSaved = getNumSavedResults(block);
-    llvm::raw_string_ostream os(runLines);
-    os << "run " << runId << " " << run.getInstance() << " " << *forward << " "
-       << backward[0] << " " << backward[1] << " " << numSaved;
-    SmallVector<unsigned> params, inputs, outputs;
+    pipe_rt::ManifestRun record;
+    record.id = runId;
+    record.name = run.getInstance().str();
+    record.forward = *forward;
+    record.bwdInput = backward[0];
+    record.bwdWeight = backward[1];
+    record.numSaved = getNumSavedResults(block);
     for (Attribute ref : run.getParams()) {
       std::optional<unsigned> pid =
           paramId(cast<FlatSymbolRefAttr>(ref).getValue());
       if (!pid)
         return run.emitOpError("binds unknown parameter ") << ref;
-      params.push_back(*pid);
+      record.params.push_back(*pid);
     }
     for (Value input : run.getInputs())
-      inputs.push_back(valueIds.lookup(input));
-    for (Value result : run.getResults().drop_back(numSaved))
-      outputs.push_back(valueIds.lookup(result));
-    appendList(os, params);
-    appendList(os, inputs);
-    appendList(os, outputs);
-    appendList(os, getDifferentiableInputs(block));
-    appendList(os, getDifferentiableResults(block));
-    appendList(os, getDifferentiableParams(block));
-    os << "\n";
+      record.inputs.push_back(valueIds.lookup(input));
+    for (Value result : run.getResults().drop_back(record.numSaved))
+      record.outputs.push_back(valueIds.lookup(result));
+    record.diffInputs = toList(getDifferentiableInputs(block));
+    record.diffResults = toList(getDifferentiableResults(block));
+    record.diffParams = toList(getDifferentiableParams(block));
+    writer.run(record);
     runIds[run] = runId++;
   }
 
@@ -296,40 +273,27 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       double seed = 1.0;
       if (auto attr = graph.getResultAttrOfType<FloatAttr>(0, kLossSeedAttr))
         seed = attr.getValueAsDouble();
-      llvm::raw_string_ostream(lossLine)
-          << "loss " << valueIds.lookup(loss) << " "
-          << llvm::format("%.17g", seed) << "\n";
+      writer.loss(valueIds.lookup(loss), seed);
     }
   }
 
-  std::string stageLines, edgeLines;
   for (unsigned s = 0; s < stages.getNumStages(); ++s) {
     StageOp stage = stages.getStage(s);
     if (hasWhitespace(stage.getSymName()))
       return stage.emitOpError("name cannot be exported");
     stageIds[stage.getSymName()] = s;
-    SmallVector<unsigned> runs;
+    std::vector<int64_t> runs;
     for (RunOp run : graph.getBody().getOps<RunOp>())
       if (stages.getStageOf(run) == s)
         runs.push_back(runIds.lookup(run));
-    llvm::raw_string_ostream os(stageLines);
-    os << "stage " << s << " " << stage.getSymName() << " "
-       << stage.getDevice();
-    appendList(os, runs);
-    os << "\n";
+    writer.stage(s, stage.getSymName().str(), stage.getDevice(), runs);
     for (unsigned consumer : stages.getConsumers(s)) {
-      llvm::raw_string_ostream es(edgeLines);
-      es << "edge " << s << " " << consumer;
-      SmallVector<unsigned> values;
+      std::vector<int64_t> values;
       for (Value v : stages.getCrossingValues(s, consumer))
         values.push_back(valueIds.lookup(v));
-      appendList(es, values);
-      es << "\n";
+      writer.edge(s, consumer, values);
     }
   }
-  body = typeLines + paramLines + valueLines + inputLines + rangeLines +
-         lossLine + functionLines + runLines + fusedLines + stageLines +
-         edgeLines;
   return success();
 }
 
@@ -356,16 +320,15 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
   SmallVector<llvm::SetVector<unsigned>> stageParamIds =
       paramsByStage(graph, stages, *this);
 
-  llvm::raw_string_ostream os(schedules);
-  os << "schedule " << id << " " << schedule.getSymName() << " "
-     << schedule.getKind() << " " << placement.getDevices() << " "
-     << schedule.getMicrobatches() << " " << schedule.getSteps() << " "
-     << (schedule.getForwardOnly() ? 1 : 0) << "\n";
+  writer.schedule(id, schedule.getSymName().str(), schedule.getKind().str(),
+                  placement.getDevices(), schedule.getMicrobatches(),
+                  schedule.getSteps(), schedule.getForwardOnly());
   if (schedule.getWeightVersions())
-    os << "versions " << id << "\n";
+    writer.versions(id);
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
-    os << "device " << id << " " << device.getDevice() << " " << capacity
-       << " pipe_device_" << id << "_" << device.getDevice() << "\n";
+    writer.device(id, device.getDevice(), capacity,
+                  "pipe_device_" + std::to_string(id) + "_" +
+                      std::to_string(device.getDevice()));
 
   llvm::SetVector<unsigned> psStages;
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>()) {
@@ -391,14 +354,11 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
       for (unsigned pid : stageParamIds[s])
         if (owner.count(pid) && owner[pid] == s)
           owned[s].push_back(pid);
-    for (auto &[s, pids] : owned) {
-      os << "owns " << id << " " << s;
-      appendList(os, pids);
-      os << "\n";
-    }
+    for (auto &[s, pids] : owned)
+      writer.owns(id, s, toList(pids));
   }
   for (unsigned s : psStages)
-    os << "ps " << id << " " << s << "\n";
+    writer.ps(id, s);
   return success();
 }
 
@@ -412,6 +372,13 @@ public:
   LogicalResult emit(ScheduleOp schedule, unsigned scheduleId, DeviceOp device);
 
 private:
+  /// (stage, micro-batch, step) of every recompute of a device.
+  using RecomputedSet = llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>>;
+  /// The integer arguments of `op`'s runtime entry point after the context,
+  /// in the order include/pipe/Runtime/Program.h declares them.
+  FailureOr<SmallVector<int64_t>>
+  getArguments(Operation &op, bool forwardOnly,
+               const RecomputedSet &recomputed);
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
   /// Calls `name`; exits with its status unless it is zero (or, for token
   /// returning calls, positive). Returns the call's result.
@@ -485,6 +452,68 @@ Value ProgramEmitter::call(Location loc, StringRef name, ArrayRef<int64_t> ints,
   return result;
 }
 
+FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
+    Operation &op, bool forwardOnly, const RecomputedSet &recomputed) {
+  using Args = FailureOr<SmallVector<int64_t>>;
+  auto stage = [&](StringRef name) -> int64_t {
+    return manifest.stageId(name);
+  };
+  auto step = [](std::optional<uint64_t> s) -> int64_t {
+    return s.value_or(0);
+  };
+  auto version = [](std::optional<uint64_t> v) -> int64_t {
+    return v ? static_cast<int64_t>(*v) : -1;
+  };
+  return llvm::TypeSwitch<Operation *, Args>(&op)
+      .Case([&](ForwardOp f) -> Args {
+        bool keep = !forwardOnly &&
+                    !recomputed.contains({f.getStage(), f.getMicrobatch(),
+                                          f.getStep().value_or(0)});
+        return SmallVector<int64_t>{stage(f.getStage()),
+                                    (int64_t)f.getMicrobatch(),
+                                    step(f.getStep()),
+                                    version(f.getVersion()), keep ? 1 : 0};
+      })
+      .Case([&](RecomputeOp r) -> Args {
+        return SmallVector<int64_t>{stage(r.getStage()),
+                                    (int64_t)r.getMicrobatch(),
+                                    step(r.getStep()), version(r.getVersion())};
+      })
+      .Case<BackwardOp, BackwardInputOp, BackwardWeightOp>([&](auto b) -> Args {
+        int64_t part = isa<BackwardOp>(op) ? 0 : isa<BackwardInputOp>(op) ? 1 : 2;
+        return SmallVector<int64_t>{stage(b.getStage()),
+                                    (int64_t)b.getMicrobatch(),
+                                    step(b.getStep()), version(b.getVersion()),
+                                    part};
+      })
+      .Case<SendOp, RecvOp>([&](auto t) -> Args {
+        return SmallVector<int64_t>{t.getKind() == TransferKind::Gradient,
+                                    stage(t.getSrc()), stage(t.getDst()),
+                                    (int64_t)t.getMicrobatch(),
+                                    step(t.getStep())};
+      })
+      .Case<LoadOp, PushGradOp, HostUpdateOp, ReleaseOp, UpdateOp>(
+          [&](auto a) -> Args {
+            return SmallVector<int64_t>{stage(a.getStage()), step(a.getStep())};
+          })
+      .Case<OffloadOp, PrefetchOp>([&](auto a) -> Args {
+        return SmallVector<int64_t>{stage(a.getStage()),
+                                    (int64_t)a.getMicrobatch(),
+                                    step(a.getStep())};
+      })
+      .Case([&](ReduceGradOp r) -> Args {
+        std::optional<unsigned> pid = manifest.paramId(r.getParam());
+        if (!pid)
+          return r.emitOpError("reduces ")
+                 << r.getParamAttr()
+                 << ", which no block instance of the graph reads";
+        return SmallVector<int64_t>{*pid, step(r.getStep())};
+      })
+      .Default([](Operation *other) -> Args {
+        return other->emitOpError("has no host lowering");
+      });
+}
+
 LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
                                    DeviceOp device) {
   Location loc = device.getLoc();
@@ -503,94 +532,30 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
 
   // A forward whose activations a later recompute rebuilds keeps only the
   // stage's inputs.
-  llvm::DenseSet<std::tuple<StringRef, int64_t, int64_t>> recomputed;
+  RecomputedSet recomputed;
   for (auto op : device.getBody().front().getOps<RecomputeOp>())
     recomputed.insert(
         {op.getStage(), op.getMicrobatch(), op.getStep().value_or(0)});
 
   DenseMap<Value, Value> tokens;
-  auto stage = [&](StringRef n) {
-    return static_cast<int64_t>(manifest.stageId(n));
-  };
   for (Operation &op : device.getBody().front()) {
-    Location opLoc = op.getLoc();
-    auto stepOf = [&](std::optional<uint64_t> step) {
-      return static_cast<int64_t>(step.value_or(0));
-    };
-    auto versionOf = [&](std::optional<uint64_t> version) {
-      return version ? static_cast<int64_t>(*version) : int64_t{-1};
-    };
-    if (auto f = dyn_cast<ForwardOp>(op)) {
-      bool keep = !schedule.getForwardOnly() &&
-                  !recomputed.contains({f.getStage(), f.getMicrobatch(),
-                                        f.getStep().value_or(0)});
-      call(opLoc, "pipe_rt_act_forward",
-           {stage(f.getStage()), (int64_t)f.getMicrobatch(),
-            stepOf(f.getStep()), versionOf(f.getVersion()), keep ? 1 : 0},
-           false);
-    } else if (auto r = dyn_cast<RecomputeOp>(op)) {
-      call(opLoc, "pipe_rt_act_recompute",
-           {stage(r.getStage()), (int64_t)r.getMicrobatch(),
-            stepOf(r.getStep()), versionOf(r.getVersion())},
-           false);
-    } else if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp>(op)) {
-      int64_t part = isa<BackwardOp>(op) ? 0 : isa<BackwardInputOp>(op) ? 1 : 2;
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      auto version = op.getAttrOfType<IntegerAttr>("version");
-      call(opLoc, "pipe_rt_act_backward",
-           {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0,
-            version ? version.getInt() : -1, part},
-           false);
-    } else if (isa<SendOp, RecvOp>(op)) {
-      auto kind = op.getAttrOfType<TransferKindAttr>("kind").getValue();
-      auto src = op.getAttrOfType<FlatSymbolRefAttr>("src").getValue();
-      auto dst = op.getAttrOfType<FlatSymbolRefAttr>("dst").getValue();
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] =
-          call(opLoc, isa<SendOp>(op) ? "pipe_rt_act_send" : "pipe_rt_act_recv",
-               {kind == TransferKind::Gradient ? 1 : 0, stage(src), stage(dst),
-                mb, step ? step.getInt() : 0},
-               true);
-    } else if (isa<LoadOp, PushGradOp, HostUpdateOp>(op)) {
-      StringRef callee = isa<LoadOp>(op)       ? "pipe_rt_act_ps_load"
-                         : isa<PushGradOp>(op) ? "pipe_rt_act_ps_push"
-                                               : "pipe_rt_act_ps_update";
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] =
-          call(opLoc, callee,
-               {stage(stageAttr.getValue()), step ? step.getInt() : 0}, true);
-    } else if (isa<OffloadOp, PrefetchOp>(op)) {
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto mb = op.getAttrOfType<IntegerAttr>("microbatch").getInt();
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      tokens[op.getResult(0)] = call(
-          opLoc,
-          isa<OffloadOp>(op) ? "pipe_rt_act_offload" : "pipe_rt_act_prefetch",
-          {stage(stageAttr.getValue()), mb, step ? step.getInt() : 0}, true);
-    } else if (isa<ReleaseOp, UpdateOp>(op)) {
-      auto stageAttr = op.getAttrOfType<FlatSymbolRefAttr>("stage");
-      auto step = op.getAttrOfType<IntegerAttr>("step");
-      call(opLoc,
-           isa<ReleaseOp>(op) ? "pipe_rt_act_ps_release" : "pipe_rt_act_update",
-           {stage(stageAttr.getValue()), step ? step.getInt() : 0}, false);
-    } else if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
-      std::optional<unsigned> pid = manifest.paramId(reduce.getParam());
-      if (!pid)
-        return reduce.emitOpError("reduces ")
-               << reduce.getParamAttr()
-               << ", which no block instance of the graph reads";
-      call(opLoc, "pipe_rt_act_reduce_grad",
-           {(int64_t)*pid, stepOf(reduce.getStep())}, false);
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      for (Value token : wait.getTokens())
-        call(opLoc, "pipe_rt_act_wait", {}, false, tokens.lookup(token));
-    } else {
+    std::optional<ActionKind> kind = getActionKind(&op);
+    if (!kind)
       return op.emitOpError("has no host lowering");
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Value token : wait.getTokens())
+        call(op.getLoc(), getActionEntry(*kind), {}, false,
+             tokens.lookup(token));
+      continue;
     }
+    FailureOr<SmallVector<int64_t>> args =
+        getArguments(op, schedule.getForwardOnly(), recomputed);
+    if (failed(args))
+      return failure();
+    Value result = call(op.getLoc(), getActionEntry(*kind), *args,
+                        producesToken(*kind));
+    if (producesToken(*kind))
+      tokens[op.getResult(0)] = result;
   }
   cf::BranchOp::create(
       builder, loc, exit,

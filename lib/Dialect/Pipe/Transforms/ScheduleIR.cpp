@@ -6,6 +6,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <string_view>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -16,6 +18,31 @@ uint64_t mlir::pipe::getTypeBytes(Type type) {
   Type element = tensor.getElementType();
   uint64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
   return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
+// The table's mnemonics are the ops' own.
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  static_assert(std::string_view(OP::getOperationName().data()) ==             \
+                    "pipe." MNEMONIC,                                          \
+                "Actions.def: " #OP " is not pipe." MNEMONIC);
+#include "pipe/Support/Actions.def"
+
+std::optional<ActionKind> mlir::pipe::getActionKind(Operation *op) {
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  if (isa<OP>(op))                                                             \
+    return ActionKind::KIND;
+#include "pipe/Support/Actions.def"
+  return std::nullopt;
+}
+
+StringRef mlir::pipe::getActionOpName(ActionKind kind) {
+  switch (kind) {
+#define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
+  case ActionKind::KIND:                                                       \
+    return OP::getOperationName();
+#include "pipe/Support/Actions.def"
+  }
+  llvm_unreachable("ActionKind outside Actions.def");
 }
 
 FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
@@ -176,47 +203,24 @@ FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
       a.step = action.getStepIndex();
       if (auto version = nested.getAttrOfType<IntegerAttr>("version"))
         a.version = version.getInt();
-      if (isa<ForwardOp>(nested))
-        a.kind = ActionKind::Forward;
-      else if (isa<BackwardOp>(nested))
-        a.kind = ActionKind::Backward;
-      else if (isa<BackwardInputOp>(nested))
-        a.kind = ActionKind::BackwardInput;
-      else if (isa<BackwardWeightOp>(nested))
-        a.kind = ActionKind::BackwardWeight;
-      else if (isa<RecomputeOp>(nested))
-        a.kind = ActionKind::Recompute;
-      else if (auto send = dyn_cast<SendOp>(nested)) {
-        a.kind = ActionKind::Send;
+      std::optional<ActionKind> kind = getActionKind(&nested);
+      if (!kind)
+        return nested.emitOpError(
+            "is an action the schedule tools do not know yet");
+      a.kind = *kind;
+      if (auto send = dyn_cast<SendOp>(nested)) {
         a.src = stageIndex(send.getSrcAttr());
         a.dst = stageIndex(send.getDstAttr());
         a.gradient = send.getKind() == TransferKind::Gradient;
       } else if (auto recv = dyn_cast<RecvOp>(nested)) {
-        a.kind = ActionKind::Recv;
         a.src = stageIndex(recv.getSrcAttr());
         a.dst = stageIndex(recv.getDstAttr());
         a.gradient = recv.getKind() == TransferKind::Gradient;
-      } else if (isa<LoadOp>(nested))
-        a.kind = ActionKind::Load;
-      else if (isa<ReleaseOp>(nested))
-        a.kind = ActionKind::Release;
-      else if (isa<PushGradOp>(nested))
-        a.kind = ActionKind::Push;
-      else if (isa<HostUpdateOp>(nested))
-        a.kind = ActionKind::HostUpdate;
-      else if (isa<OffloadOp>(nested))
-        a.kind = ActionKind::Offload;
-      else if (isa<PrefetchOp>(nested))
-        a.kind = ActionKind::Prefetch;
-      else if (isa<UpdateOp>(nested))
-        a.kind = ActionKind::Update;
-      else if (auto reduce = dyn_cast<ReduceGradOp>(nested)) {
-        a.kind = ActionKind::ReduceGrad;
+      } else if (auto reduce = dyn_cast<ReduceGradOp>(nested)) {
         for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p)
           if (pipeline.sharedParams[p].name == reduce.getParam())
             a.param = p;
       } else if (auto wait = dyn_cast<WaitOp>(nested)) {
-        a.kind = ActionKind::Wait;
         for (Value token : wait.getTokens()) {
           auto it = tokens.find(token);
           if (it == tokens.end())
@@ -224,9 +228,6 @@ FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
                 "waits on a token produced outside its pipe.device");
           a.waits.push_back(it->second);
         }
-      } else {
-        return nested.emitOpError(
-            "is an action the schedule tools do not know yet");
       }
       for (Value result : nested.getResults())
         if (isa<TokenType>(result.getType())) {
@@ -274,58 +275,7 @@ ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
     builder.setInsertionPointToEnd(&device->getRegion(0).front());
     DenseMap<int, Value> tokens;
     for (const ScheduleAction &a : schedule.devices[d]) {
-      StringRef opName;
-      switch (a.kind) {
-      case ActionKind::Forward:
-        opName = ForwardOp::getOperationName();
-        break;
-      case ActionKind::Backward:
-        opName = BackwardOp::getOperationName();
-        break;
-      case ActionKind::BackwardInput:
-        opName = BackwardInputOp::getOperationName();
-        break;
-      case ActionKind::BackwardWeight:
-        opName = BackwardWeightOp::getOperationName();
-        break;
-      case ActionKind::Recompute:
-        opName = RecomputeOp::getOperationName();
-        break;
-      case ActionKind::Send:
-        opName = SendOp::getOperationName();
-        break;
-      case ActionKind::Recv:
-        opName = RecvOp::getOperationName();
-        break;
-      case ActionKind::Load:
-        opName = LoadOp::getOperationName();
-        break;
-      case ActionKind::Release:
-        opName = ReleaseOp::getOperationName();
-        break;
-      case ActionKind::Push:
-        opName = PushGradOp::getOperationName();
-        break;
-      case ActionKind::HostUpdate:
-        opName = HostUpdateOp::getOperationName();
-        break;
-      case ActionKind::Offload:
-        opName = OffloadOp::getOperationName();
-        break;
-      case ActionKind::Prefetch:
-        opName = PrefetchOp::getOperationName();
-        break;
-      case ActionKind::Update:
-        opName = UpdateOp::getOperationName();
-        break;
-      case ActionKind::ReduceGrad:
-        opName = ReduceGradOp::getOperationName();
-        break;
-      case ActionKind::Wait:
-        opName = WaitOp::getOperationName();
-        break;
-      }
-      OperationState op(loc, opName);
+      OperationState op(loc, getActionOpName(a.kind));
       if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv) {
         op.addAttribute("kind",
                         TransferKindAttr::get(

@@ -43,6 +43,12 @@ FailureOr<PlacedPipeline> buildPlacedPipeline(PlacementOp placement,
                                               StringRef deviceModel,
                                               Operation *diagOp);
 
+/// The action kind of a schedule action op (pipe/Support/Actions.def), or
+/// none for any other op.
+std::optional<ActionKind> getActionKind(Operation *op);
+/// The op name ("pipe.forward", ...) of an action kind.
+StringRef getActionOpName(ActionKind kind);
+
 /// Reads a schedule's actions through ActionOpInterface. Each action keeps
 /// its op for diagnostics.
 FailureOr<Schedule> readSchedule(ScheduleOp schedule, const Pipeline &pipeline,

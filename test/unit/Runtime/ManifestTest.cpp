@@ -1,0 +1,40 @@
+//===- ManifestTest.cpp - The manifest schema's writer and reader ---------===//
+
+#include "Manifest.h"
+
+#include "pipe/Runtime/ManifestSchema.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+/// Records added out of section order come out in it, and read back.
+TEST(Manifest, WriterOrdersSectionsForTheReader) {
+  pipe_rt::ManifestWriter writer;
+  writer.param(0, "w", 0, true);
+  writer.type(0, "f32", {2, 3});
+  writer.value(0, 0);
+  writer.input(0, 0);
+  std::string text = writer.str();
+  EXPECT_EQ(text, "pipe-program " + std::to_string(pipe_rt::kManifestVersion) +
+                      "\ntype 0 f32 2 2 3\nparam 0 w 0 1\nvalue 0 0\n"
+                      "input 0 0\nend\n");
+  pipe_rt::Manifest m;
+  std::string error;
+  ASSERT_TRUE(pipe_rt::parseManifest(text.c_str(), m, error)) << error;
+  ASSERT_EQ(m.types.size(), 1u);
+  EXPECT_EQ(m.types[0].numel, 6);
+  EXPECT_EQ(m.params[0].name, "w");
+}
+
+TEST(Manifest, ReaderChecksTheFormatVersion) {
+  pipe_rt::Manifest m;
+  std::string error;
+  EXPECT_FALSE(pipe_rt::parseManifest("pipe-program 999\nend\n", m, error));
+  EXPECT_EQ(error, "manifest line 1: format version 999, this runtime reads "
+                   "version " +
+                       std::to_string(pipe_rt::kManifestVersion) +
+                       " (recompile the program)");
+}
+
+} // namespace
