@@ -14,10 +14,11 @@
     print(run.losses[-1], run.items_per_second)   # model now holds the
                                                   # trained weights
 
-`compile` runs `pipe-opt` (check-input, lift-params, form-blocks, costs,
-differentiate, partition or place, schedule, verify, simulate,
-print-summary) and parses what it wrote (the scheduled IR, the simulator's
-JSON report and Chrome trace, the partitioner's report). `train` runs
+`compile` runs `pipe-opt` with pipe-train's compile pipelines
+(`--pipe-ingest`, `--pipe-partition-and-schedule`), then simulate and
+print-summary, and reads what it wrote (the JSON summary of
+docs/summary-json.md, the simulator's JSON report and Chrome trace, the
+partitioner's report). `train` runs
 `pipe-train` (which compiles the same way, JITs the program and runs the
 trainer of docs/trainer.md) and reads its JSON-lines log and summary.
 Errors of the tools are `pipe_mlir.tools.ToolError`s carrying the tool's
@@ -40,7 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import tools
 from .tools import ToolError
 
-__all__ = ["compile", "train", "load_into", "parse_scheduled",
+__all__ = ["compile", "train", "load_into", "parse_scheduled", "read_summary",
            "CompileResult", "TrainResult", "BlockInstance", "Stage",
            "Placement", "Schedule", "ToolError", "write_data"]
 
@@ -116,97 +117,52 @@ class ScheduledModule:
         return int(dims[0]) if dims and dims[0].isdigit() else 1
 
 
-_COST = re.compile(r"(\w+) = (\d+)")
-_BLOCK = re.compile(
-    r"^\s*pipe\.block @([\w.$-]+)\b.*?cost = #pipe\.cost<([^>]*)>", re.M)
-_GRAPH = re.compile(r"^\s*pipe\.graph @([\w.$-]+)\((.*?)\)\s*->", re.M)
-_RUN = re.compile(r'pipe\.run "([^"]+)" @([\w.$-]+)\(')
-_PLACEMENT = re.compile(
-    r"^\s*pipe\.placement @([\w.$-]+) graph @([\w.$-]+) devices (\d+)", re.M)
-_STAGE = re.compile(
-    r'^\s*pipe\.stage @([\w.$-]+) device (\d+) blocks \[([^\]]*)\]', re.M)
-_SCHEDULE = re.compile(
-    r'^\s*pipe\.schedule @([\w.$-]+) placement @([\w.$-]+) kind "([^"]+)" '
-    r'microbatches (\d+)([^{\n]*)\{', re.M)
-_DEVICE = re.compile(r"^\s*pipe\.device (\d+) \{", re.M)
-_ACTION = re.compile(r"^\s*(?:%[\w#:]+ = )?pipe\.(\w+)", re.M)
+# The version of pipe-print-summary's JSON (docs/summary-json.md) read here.
+SUMMARY_JSON_VERSION = 1
 
 
-def _region_end(text: str, open_brace: int) -> int:
-    """Index just past the '}' closing the '{' at `open_brace`."""
-    depth = 0
-    for index in range(open_brace, len(text)):
-        char = text[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return len(text)
-
-
-def parse_scheduled(text: str) -> ScheduledModule:
+def read_summary(summary: Union[dict, str, os.PathLike]) -> ScheduledModule:
     """Reads the graph (block instances in order, with their block
     functions' `#pipe.cost`), the placements and the schedules (kind,
-    micro-batches, action counts per device) of a module printed by
-    `pipe-opt` after `--pipe-schedule` (or any later stage).
+    micro-batches, action counts per device) from `pipe-print-summary`'s
+    JSON (`format=json`, docs/summary-json.md): the parsed object or the
+    path of its file.
 
-    Raises ValueError when the text has no `pipe.graph`."""
-    costs: Dict[str, Dict[str, int]] = {}
-    for match in _BLOCK.finditer(text):
-        costs[match.group(1)] = {k: int(v) for k, v in
-                                 _COST.findall(match.group(2))}
-    graph_match = _GRAPH.search(text)
-    if not graph_match:
+    Raises ValueError for another schema version or a module without a
+    `pipe.graph`."""
+    if not isinstance(summary, dict):
+        with open(os.fspath(summary)) as f:
+            summary = json.load(f)
+    version = summary.get("version")
+    if version != SUMMARY_JSON_VERSION:
+        raise ValueError(f"summary JSON version {version!r}; this pipe_mlir "
+                         f"reads version {SUMMARY_JSON_VERSION}")
+    if not summary["graphs"]:
         raise ValueError("no pipe.graph in the module: run --pipe-form-blocks "
                          "(compile() does) before reading a partition")
-    graph = graph_match.group(1)
-    input_types = re.findall(r"tensor<([^>]*)>", graph_match.group(2))
-    # The region opens at the end of the op's line (the result types may
-    # carry attribute dictionaries).
-    line_end = text.find("\n", graph_match.end())
-    brace = text.rindex("{", graph_match.end(),
-                        line_end if line_end >= 0 else len(text))
-    body = text[brace:_region_end(text, brace)]
+    costs = {b["name"]: b["cost"] or {} for b in summary["blocks"]}
+    graph = summary["graphs"][0]
+    # "4x16xf32" for tensor<4x16xf32>, as the IR spells the shape.
+    input_types = ["x".join([("?" if d is None else str(d))
+                             for d in t["shape"]] + [t["element_type"]])
+                   if "shape" in t else t["type"] for t in graph["inputs"]]
     blocks: List[BlockInstance] = []
-    for index, match in enumerate(_RUN.finditer(body)):
-        cost = costs.get(match.group(2), {})
+    for index, run in enumerate(graph["instances"]):
+        cost = costs.get(run["block"], {})
         blocks.append(BlockInstance(
-            index, match.group(1), match.group(2),
-            cost.get("forward_flops", 0),
+            index, run["name"], run["block"], cost.get("forward_flops", 0),
             cost.get("backward_input_flops", 0)
             + cost.get("backward_weight_flops", 0),
             cost.get("param_bytes", 0)))
-
-    placements: List[Placement] = []
-    for match in _PLACEMENT.finditer(text):
-        line_end = text.find("\n", match.end())
-        brace = text.rindex("{", match.end(), line_end)
-        region = text[brace:_region_end(text, brace)]
-        stages = [Stage(s.group(1), int(s.group(2)),
-                        re.findall(r'"([^"]*)"', s.group(3)))
-                  for s in _STAGE.finditer(region)]
-        placements.append(Placement(match.group(1), match.group(2),
-                                    int(match.group(3)), stages))
-
-    schedules: List[Schedule] = []
-    for match in _SCHEDULE.finditer(text):
-        rest = match.group(5)
-        steps = re.search(r"\bsteps (\d+)", rest)
-        schedule = Schedule(match.group(1), match.group(2), match.group(3),
-                            int(match.group(4)), "forward_only" in rest,
-                            int(steps.group(1)) if steps else 1)
-        brace = match.end() - 1
-        region = text[brace:_region_end(text, brace)]
-        for device in _DEVICE.finditer(region):
-            start = region.index("{", device.start())
-            inner = region[start + 1:_region_end(region, start) - 1]
-            counts: Dict[str, int] = {}
-            for action in _ACTION.finditer(inner):
-                counts[action.group(1)] = counts.get(action.group(1), 0) + 1
-            schedule.actions[int(device.group(1))] = counts
-        schedules.append(schedule)
+    placements = [Placement(p["name"], p["graph"], p["devices"],
+                            [Stage(s["name"], s["device"], list(s["blocks"]))
+                             for s in p["stages"]])
+                  for p in summary["placements"]]
+    schedules = [Schedule(s["name"], s["placement"], s["kind"],
+                          s["microbatches"], s["forward_only"], s["steps"],
+                          {d["device"]: dict(d["counts"])
+                           for d in s["devices"]})
+                 for s in summary["schedules"]]
 
     # Stage and device of every block instance (the first placement's).
     if placements:
@@ -218,7 +174,29 @@ def parse_scheduled(text: str) -> ScheduledModule:
             if block.name in where:
                 block.stage = where[block.name].name
                 block.device = where[block.name].device
-    return ScheduledModule(graph, input_types, blocks, placements, schedules)
+    return ScheduledModule(graph["name"], input_types, blocks, placements,
+                           schedules)
+
+
+_JSON_SUMMARY = "--pipe-print-summary=format=json output=-"
+
+
+def _summarize(pipe_opt: str, args: List[str], stdin: str = "",
+               timeout: float = 600) -> dict:
+    """pipe-print-summary's JSON of what pipe-opt makes of `args` (the
+    input among them, or `stdin`)."""
+    out = tools.run_tool(pipe_opt, args + [_JSON_SUMMARY, "-o", os.devnull],
+                         stdin, timeout=timeout)
+    return json.loads(out)
+
+
+def parse_scheduled(text: str) -> ScheduledModule:
+    """`read_summary` of a module's text printed by `pipe-opt` after
+    `--pipe-schedule` (or any later stage): pipe-opt reads it and writes
+    the JSON summary.
+
+    Raises ValueError when the text has no `pipe.graph`."""
+    return read_summary(_summarize(tools.find_tool("pipe-opt"), ["-"], text))
 
 
 # --------------------------------------------------------------------------
@@ -241,6 +219,8 @@ class CompileResult:
     partition_report_path: Optional[str] = None
     partition_text: str = ""             # pipe-partition's text report
     exported: Any = None                 # the ExportedModel, if given one
+    summary_json: Optional[dict] = None  # pipe-print-summary format=json
+    summary_json_path: Optional[str] = None
 
     @property
     def placement(self) -> Placement:
@@ -378,54 +358,44 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
                    stages_per_device=stages_per_device, recompute=recompute)
     scheduled = os.path.join(workdir, "scheduled.mlir")
     summary = os.path.join(workdir, "summary.txt")
-    args = ["--pipe-check-input", "--pipe-lift-params",
-            "--pipe-form-blocks=granularity=layer", "--pipe-annotate-costs",
-            "--pipe-differentiate"]
+    summary_json = os.path.join(workdir, "summary.json")
+    pipe_opt = tools.find_tool("pipe-opt")
+    # pipe-train's compile pipelines (pipe/Pipelines), with typed options.
+    ingest = ["--pipe-ingest"]
+    stages = stages_per_device
+    if schedule == "l2l" and not partitioner:
+        # One stage per block instance, known once blocks are formed.
+        formed = _summarize(pipe_opt, ingest + [source], timeout=timeout)
+        stages = max(1, len(read_summary(formed).blocks))
     partition_json = partition_text = None
     if partitioner:
         partition_json = os.path.join(workdir, "partition.json")
         partition_text = os.path.join(workdir, "partition.txt")
-        args.append("--pipe-partition=" + _options(
-            algorithm=partitioner, devices=devices, schedule=schedule,
-            microbatches=microbatches, recompute=_bool(recompute),
-            **{"device-model": device_model, "report": partition_json,
-               "text-report": partition_text}))
-    else:
-        args.append("--pipe-place=" + _options(
-            devices=devices, **{"stages-per-device": stages_per_device,
-                                "device-model": device_model}))
-    common = {"microbatches": microbatches, "device-model": device_model}
-    args.append("--pipe-schedule=" + _options(
-        kind=schedule, recompute=_bool(recompute), **common))
-    if eval_schedule:
-        args.append("--pipe-schedule=" + _options(
-            kind="gpipe", **{"forward-only": "true"}, **common))
-    args.append("--pipe-verify-schedule" + (
-        f"=device-model={device_model}" if device_model else ""))
+    args = ingest + ["--pipe-partition-and-schedule=" + _options(
+        partitioner=partitioner, devices=devices, schedule=schedule,
+        microbatches=microbatches, recompute=_bool(recompute),
+        eval=_bool(eval_schedule),
+        **{"stages-per-device": stages, "device-model": device_model,
+           "partition-report": partition_json,
+           "partition-text-report": partition_text})]
     trace = report = None
-    pipe_opt = tools.find_tool("pipe-opt")
-    if schedule == "l2l" and not partitioner:
-        # One stage per block instance, known once blocks are formed.
-        formed = tools.run_tool(pipe_opt, args[:5] + [source],
-                                timeout=timeout)
-        instances = len(parse_scheduled(formed).blocks)
-        args[5] = "--pipe-place=" + _options(
-            devices=devices, **{"stages-per-device": max(1, instances),
-                                "device-model": device_model})
     if simulate:
         trace = os.path.join(workdir, "trace.json")
         report = os.path.join(workdir, "simulate.json")
         args.append("--pipe-simulate=" + _options(
             trace=trace, report=report,
-            **{"microbatch-size": _source_batch(source),
+            **{"microbatch-size": _source_batch(source, exported),
                "device-model": device_model}))
     args.append("--pipe-print-summary=output=" + summary)
+    args.append("--pipe-print-summary=format=json output=" + summary_json)
     tools.run_tool(pipe_opt, args + [source, "-o", scheduled],
                    timeout=timeout)
-    with open(scheduled) as f:
-        module = parse_scheduled(f.read())
+    summary_data = _read_json(summary_json)
+    module = read_summary(summary_data)
     result = CompileResult(source, scheduled, options, module,
-                           _read_text(summary), exported=exported)
+                           _read_text(summary), exported=exported,
+                           summary_json=summary_data,
+                           summary_json_path=summary_json)
     if simulate:
         result.report = _read_json(report)
         result.report_path, result.trace_path = report, trace
@@ -436,9 +406,14 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     return result
 
 
-def _source_batch(path: str) -> int:
+def _source_batch(path: str, exported=None) -> int:
     """Leading dimension of @forward's first argument (the micro-batch
-    size, for the simulator's samples/s), 1 if unknown."""
+    size, for the simulator's samples/s), 1 if unknown: the exported
+    model's, else read from the model's own file (the input, before any
+    pass)."""
+    if exported is not None and exported.input_types:
+        shape = tuple(exported.input_types[0].shape)
+        return int(shape[0]) if shape else 1
     try:
         with open(path) as f:
             text = f.read()

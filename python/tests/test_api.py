@@ -98,13 +98,59 @@ def test_compile_partitioner(gpt, tmp_path):
 
 
 @needs_opt
+def test_summary_json(interleaved, tmp_path):
+    """compile() reads pipe-print-summary's JSON (docs/summary-json.md), not
+    the printed IR; parse_scheduled gets the same from the IR's text."""
+    result = interleaved
+    summary = result.summary_json
+    assert summary["version"] == api.SUMMARY_JSON_VERSION
+    with open(result.summary_json_path) as f:
+        assert json.load(f) == summary
+    assert api.read_summary(result.summary_json_path) == result.module
+    with open(result.scheduled_path) as f:
+        assert api.parse_scheduled(f.read()) == result.module
+    # The fields read, against the JSON itself.
+    graph = summary["graphs"][0]
+    assert [b.name for b in result.blocks] == \
+        [i["name"] for i in graph["instances"]]
+    assert result.module.input_types[0] == "x".join(
+        [str(d) for d in graph["inputs"][0]["shape"]]
+        + [graph["inputs"][0]["element_type"]])
+    assert result.module.batch == BATCH
+    placement = summary["placements"][0]
+    assert placement["stage_order"] == ["s0", "s1", "s2", "s3"]
+    schedule = summary["schedules"][0]
+    assert schedule["devices"][0]["counts"] == result.schedule.actions[0]
+    assert schedule["devices"][0]["actions"] == \
+        sum(result.schedule.actions[0].values())
+    # Another schema version, or a module without blocks, is refused.
+    with pytest.raises(ValueError, match="summary JSON version 99"):
+        api.read_summary(dict(summary, version=99))
+    with pytest.raises(ValueError, match="no pipe.graph"):
+        api.parse_scheduled("module {}")
+
+
+@needs_opt
+def test_compile_l2l(gpt, tmp_path):
+    """l2l: one device, one stage per block instance (counted from the
+    ingested module's JSON summary), L2L's own evaluation schedule."""
+    result = api.compile(gpt[1], devices=1, schedule="l2l", microbatches=2,
+                         eval_schedule=True, simulate=False,
+                         workdir=str(tmp_path))
+    assert len(result.placement.stages) == len(result.blocks) == 4
+    assert result.device_stages == {0: ["s0", "s1", "s2", "s3"]}
+    kinds = [(s.kind, s.forward_only) for s in result.module.schedules]
+    assert kinds == [("l2l", False), ("l2l", True)]
+
+
+@needs_opt
 def test_compile_errors(gpt, tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
         api.compile(str(tmp_path / "missing.mlir"))
     with pytest.raises(TypeError, match="export_module"):
         api.compile(gpt[0])
     with pytest.raises(tools.ToolError,
-                       match="unknown schedule kind 'no-such-kind'"):
+                       match="'no-such-kind' is not a schedule kind"):
         api.compile(gpt[1], schedule="no-such-kind", workdir=str(tmp_path))
     # Not the accepted input form: pipe-opt's diagnostic comes through.
     bad = tmp_path / "bad.mlir"

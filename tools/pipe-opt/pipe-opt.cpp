@@ -14,6 +14,7 @@
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Support/InputGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -75,6 +76,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   pipe::registerPipePasses();
   pipe::registerPipePipelines();
+  pipe::registerCompilePipelines();
 
   DialectRegistry registry;
   registerAllDialects(registry);

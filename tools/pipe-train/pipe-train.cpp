@@ -17,11 +17,10 @@
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
-#include "pipe/Partitioning/Partitioner.h"
+#include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Runtime/Blas.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
-#include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostTarget.h"
@@ -321,75 +320,33 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
   return std::move(generated->module);
 }
 
-/// Ingestion: from the model's forward function to differentiated blocks.
-void addIngestPasses(OpPassManager &pm, const CompileFlags &flags) {
-  pm.addPass(pipe::createPipeCheckInput());
-  if (!flags.loss.empty()) {
-    pipe::PipeAttachLossOptions loss;
-    loss.kind = flags.loss;
-    loss.reduction = flags.lossReduction;
-    loss.resultIndex = unsigned(flags.lossResult);
-    pm.addPass(pipe::createPipeAttachLoss(loss));
-  }
-  pm.addPass(pipe::createPipeLiftParams());
-  pipe::PipeFormBlocksOptions blocks;
-  blocks.granularity = "layer";
-  pm.addPass(pipe::createPipeFormBlocks(blocks));
-  pm.addPass(pipe::createPipeAnnotateCosts());
-  pm.addPass(pipe::createPipeDifferentiate());
+/// The compile pipelines' options from the flags (pipe/Pipelines). The
+/// options are typed, so that no flag's text can reach a pipeline string.
+void setIngestOptions(const CompileFlags &flags,
+                      pipe::IngestPipelineOptions &options) {
+  options.loss = flags.loss;
+  options.lossReduction = flags.lossReduction;
+  options.lossResult = unsigned(flags.lossResult);
 }
 
-/// The scheduling passes, once blocks exist (their count sizes L2L). The
-/// options are typed, so that no flag's text can reach a pipeline string.
-void addSchedulingPasses(OpPassManager &pm, const CompileFlags &flags,
-                         unsigned instances) {
-  if (!flags.partitioner.empty()) {
-    pipe::PipePartitionOptions partition;
-    partition.algorithm = flags.partitioner;
-    partition.devices = unsigned(flags.devices);
-    partition.schedule = flags.schedule;
-    partition.microbatches = unsigned(flags.microbatches);
-    partition.recompute = flags.recompute;
-    if (!flags.deviceModel.empty())
-      partition.deviceModel = flags.deviceModel;
-    partition.textReport = "-";
-    pm.addPass(pipe::createPipePartition(partition));
-  } else {
-    // L2L: one device streams every block from the host, one stage each.
-    bool l2l = pipe::getScheduleTraits(flags.schedule)
-                   .value_or(pipe::ScheduleTraits())
-                   .parameterServer;
-    pipe::PipePlaceOptions place;
-    place.devices = l2l ? 1 : unsigned(flags.devices);
-    place.stagesPerDevice = l2l ? instances : unsigned(flags.stagesPerDevice);
-    pm.addPass(pipe::createPipePlace(place));
-  }
-  pipe::PipeScheduleOptions train;
-  train.kind = flags.schedule;
-  train.microbatches = unsigned(flags.microbatches);
-  train.recompute = flags.recompute;
-  train.constantMemory = flags.constantMemory;
-  train.weights = flags.asyncWeights;
-  std::optional<pipe::ScheduleTraits> traits =
-      pipe::getScheduleTraits(flags.schedule);
-  train.steps = traits && traits->asynchronous ? unsigned(flags.asyncSteps) : 1;
-  // Evaluation runs the forward passes only; gpipe's order does for any
-  // placement. L2L's streams each block's weights from the host as its
-  // training does, so that the run's peak stays constant in depth.
-  pipe::PipeScheduleOptions eval;
-  eval.kind = traits && traits->parameterServer ? flags.schedule : "gpipe";
-  eval.forwardOnly = true;
-  eval.microbatches = unsigned(flags.microbatches);
-  pipe::PipeVerifyScheduleOptions verify;
-  if (!flags.deviceModel.empty()) {
-    train.deviceModel = flags.deviceModel;
-    eval.deviceModel = flags.deviceModel;
-    verify.deviceModel = flags.deviceModel;
-  }
-  pm.addPass(pipe::createPipeSchedule(train));
-  pm.addPass(pipe::createPipeSchedule(eval));
-  pm.addPass(pipe::createPipeVerifySchedule(verify));
-  pm.addPass(pipe::createPipePrintSummary());
+/// L2L's placement (one device, one stage per block) needs the number of
+/// block instances, known once blocks exist; until then `instances` is 0.
+void setScheduleOptions(const CompileFlags &flags, unsigned instances,
+                        pipe::PartitionAndSchedulePipelineOptions &options) {
+  bool l2l = pipe::getScheduleTraits(flags.schedule)
+                 .value_or(pipe::ScheduleTraits())
+                 .parameterServer;
+  options.partitioner = flags.partitioner;
+  options.devices = l2l ? 1 : unsigned(flags.devices);
+  options.stagesPerDevice =
+      l2l ? std::max(instances, 1u) : unsigned(flags.stagesPerDevice);
+  options.deviceModel = flags.deviceModel;
+  options.schedule = flags.schedule;
+  options.microbatches = unsigned(flags.microbatches);
+  options.recompute = flags.recompute;
+  options.asyncWeights = flags.asyncWeights;
+  options.asyncSteps = unsigned(flags.asyncSteps);
+  options.constantMemory = flags.constantMemory;
 }
 
 /// --target cuda: DIR/program.o (+ .so where it links), DIR/cpu.so with
@@ -456,18 +413,12 @@ bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
 
 /// Checks what the flags name against what exists, before anything runs:
 /// a misspelt schedule is a usage error, not a pass failure minutes later.
+/// The pipeline's options are named as the flags are.
 bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
-  SmallVector<std::string> kinds = pipe::getScheduleGeneratorNames();
-  if (!llvm::is_contained(kinds, flags.schedule)) {
-    error = "--schedule: '" + flags.schedule + "' is not a schedule kind (" +
-            llvm::join(kinds, ", ") + ")";
-    return false;
-  }
-  if (!flags.partitioner.empty() &&
-      !pipe::partitioning::createPartitioner(flags.partitioner)) {
-    error = "--partitioner: '" + flags.partitioner +
-            "' is not a partitioner (" +
-            pipe::partitioning::getPartitionerNames() + ")";
+  pipe::PartitionAndSchedulePipelineOptions options;
+  setScheduleOptions(flags, /*instances=*/0, options);
+  if (llvm::Error err = pipe::checkPartitionAndScheduleOptions(options)) {
+    error = "--" + llvm::toString(std::move(err));
     return false;
   }
   return checkL2LFlags(flags, error);
@@ -517,7 +468,10 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
               pipe_rt_blas_kernels());
   std::fflush(stdout);
   PassManager ingest(&context);
-  addIngestPasses(ingest, flags);
+  pipe::IngestPipelineOptions ingestOptions;
+  setIngestOptions(flags, ingestOptions);
+  if (llvm::Error err = pipe::buildIngestPipeline(ingest, ingestOptions))
+    return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
   if (failed(ingest.run(*module)))
     return fail("the model could not be prepared for training (see above)");
   uint64_t params = 0;
@@ -528,7 +482,12 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   unsigned instances = 0;
   module->walk([&](pipe::RunOp) { ++instances; });
   PassManager scheduling(&context);
-  addSchedulingPasses(scheduling, flags, instances);
+  pipe::PartitionAndSchedulePipelineOptions scheduleOptions;
+  setScheduleOptions(flags, instances, scheduleOptions);
+  if (llvm::Error err =
+          pipe::buildPartitionAndSchedulePipeline(scheduling, scheduleOptions))
+    return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
+  scheduling.addPass(pipe::createPipePrintSummary());
   bool scheduled = succeeded(scheduling.run(*module));
   // pipe-print-summary wrote through llvm::outs().
   llvm::outs().flush();

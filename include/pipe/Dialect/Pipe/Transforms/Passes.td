@@ -17,13 +17,21 @@ def PipePrintSummary : Pass<"pipe-print-summary", "ModuleOp"> {
     `pipe.schedule`: its kind, micro-batch count and the number of actions of
     each kind per device. The IR is not changed.
 
+    `format=json` writes the same, and the block instances of every graph
+    with their block functions' `#pipe.cost`, as one JSON object for
+    programs (the Python API reads it); its schema, versioned, is in
+    docs/summary-json.md.
+
     ```
     pipe-opt model.mlir --pipe-print-summary
+    pipe-opt model.mlir "--pipe-print-summary=format=json output=summary.json"
     ```
   }];
   let options = [
     Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the summary ('-' for standard output)">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "'text' for people or 'json' for programs (docs/summary-json.md)">,
   ];
 }
 

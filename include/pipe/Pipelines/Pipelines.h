@@ -1,0 +1,129 @@
+//===- Pipelines.h - The compile pipelines of pipe-train -------*- C++ -*-===//
+//
+// The pass pipelines that take a model's forward function to a verified
+// training schedule, with typed options. pipe-train builds them from its
+// flags, pipe-opt registers them (`--pipe-ingest{...}`,
+// `--pipe-partition-and-schedule{...}`) and the Python API runs pipe-opt
+// with them, so the three compile a model the same way and no caller
+// assembles pass lists as text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PIPELINES_PIPELINES_H
+#define PIPE_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir::pipe {
+
+/// Options of `--pipe-ingest`: from the model's forward function to
+/// differentiated layer blocks with costs.
+struct IngestPipelineOptions
+    : public PassPipelineOptions<IngestPipelineOptions> {
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("The function returns logits or activations: train on "
+                     "this loss of them against a new last input "
+                     "(cross-entropy, nll, mse; pipe-attach-loss). Empty: "
+                     "the function returns its loss"),
+      llvm::cl::init("")};
+  Option<std::string> lossReduction{
+      *this, "loss-reduction",
+      llvm::cl::desc("Reduction of the attached loss (mean, sum)"),
+      llvm::cl::init("mean")};
+  Option<unsigned> lossResult{
+      *this, "loss-result",
+      llvm::cl::desc("Which result of the function the attached loss reads"),
+      llvm::cl::init(0)};
+};
+
+/// Options of `--pipe-partition-and-schedule`: from differentiated blocks
+/// to a placement, the training schedule, a forward-only evaluation
+/// schedule and their verification. The names are pipe-train's flags.
+struct PartitionAndSchedulePipelineOptions
+    : public PassPipelineOptions<PartitionAndSchedulePipelineOptions> {
+  Option<std::string> partitioner{
+      *this, "partitioner",
+      llvm::cl::desc("FTPipe partitioner (pipe-partition: mixed, seq, "
+                     "exact) driven by device-model; empty: balanced "
+                     "placement (pipe-place)"),
+      llvm::cl::init("")};
+  Option<unsigned> devices{*this, "devices",
+                           llvm::cl::desc("Number of devices"),
+                           llvm::cl::init(2)};
+  Option<unsigned> stagesPerDevice{
+      *this, "stages-per-device",
+      llvm::cl::desc("Balanced placement: stages per device, round-robin "
+                     "(l2l: one per block instance)"),
+      llvm::cl::init(1)};
+  Option<std::string> deviceModel{
+      *this, "device-model",
+      llvm::cl::desc("Device model preset or JSON file for partitioning, "
+                     "scheduling and memory verification (empty: each "
+                     "pass's default, no memory check)"),
+      llvm::cl::init("")};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Training schedule kind (a registered generator)"),
+      llvm::cl::init("1f1b")};
+  Option<unsigned> microbatches{*this, "microbatches",
+                                llvm::cl::desc("Micro-batches per step"),
+                                llvm::cl::init(4)};
+  Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Recompute each stage's forward before its backward"),
+      llvm::cl::init(false)};
+  Option<std::string> asyncWeights{
+      *this, "async-weights",
+      llvm::cl::desc("pipedream-async: 'stash' weight versions or use "
+                     "'stale' ones"),
+      llvm::cl::init("stash")};
+  Option<unsigned> asyncSteps{
+      *this, "async-steps",
+      llvm::cl::desc("pipedream-async: optimizer steps per pipeline fill"),
+      llvm::cl::init(4)};
+  Option<bool> constantMemory{
+      *this, "constant-memory",
+      llvm::cl::desc("l2l: offload boundary activations to the host"),
+      llvm::cl::init(false)};
+  Option<bool> eval{
+      *this, "eval",
+      llvm::cl::desc("Also write the forward-only evaluation schedule"),
+      llvm::cl::init(true)};
+  Option<std::string> partitionReport{
+      *this, "partition-report",
+      llvm::cl::desc("pipe-partition's JSON report file (empty: none)"),
+      llvm::cl::init("")};
+  Option<std::string> partitionTextReport{
+      *this, "partition-text-report",
+      llvm::cl::desc("pipe-partition's text report ('-': standard output, "
+                     "empty: none)"),
+      llvm::cl::init("-")};
+};
+
+/// Adds the ingestion: check-input, attach-loss (with a loss), lift-params,
+/// form-blocks at layer granularity, annotate-costs, differentiate. Fails
+/// with a message naming the option on an invalid value.
+llvm::Error buildIngestPipeline(OpPassManager &pm,
+                                const IngestPipelineOptions &options);
+
+/// Fails with a message naming the option ("schedule: 'x' is not a
+/// schedule kind (...)") unless `options` name things that exist and
+/// counts that are positive.
+llvm::Error
+checkPartitionAndScheduleOptions(const PartitionAndSchedulePipelineOptions &);
+
+/// Adds pipe-partition (with a partitioner) or pipe-place, pipe-schedule
+/// for training and, with `eval`, for evaluation (forward only: gpipe, or
+/// l2l for l2l), and pipe-verify-schedule. Checks the options first.
+llvm::Error buildPartitionAndSchedulePipeline(
+    OpPassManager &pm, const PartitionAndSchedulePipelineOptions &options);
+
+/// Registers `--pipe-ingest` and `--pipe-partition-and-schedule`.
+void registerCompilePipelines();
+
+} // namespace mlir::pipe
+
+#endif // PIPE_PIPELINES_PIPELINES_H

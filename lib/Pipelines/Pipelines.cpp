@@ -1,0 +1,171 @@
+//===- Pipelines.cpp - The compile pipelines of pipe-train ----------------===//
+
+#include "pipe/Pipelines/Pipelines.h"
+
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Partitioning/Partitioner.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// "OPTION: 'VALUE' is not one of A, B" unless `value` is one of `allowed`.
+static llvm::Error checkOneOf(StringRef option, StringRef value,
+                              ArrayRef<StringRef> allowed) {
+  if (llvm::is_contained(allowed, value))
+    return llvm::Error::success();
+  return llvm::createStringError(option + ": '" + value +
+                                 "' is not one of " +
+                                 llvm::join(allowed, ", "));
+}
+
+static llvm::Error checkPositive(StringRef option, unsigned value) {
+  if (value > 0)
+    return llvm::Error::success();
+  return llvm::createStringError(option + ": must be at least 1");
+}
+
+llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
+                                      const IngestPipelineOptions &options) {
+  if (!options.loss.empty())
+    if (llvm::Error err = checkOneOf("loss", options.loss,
+                                     {"cross-entropy", "nll", "mse"}))
+      return err;
+  if (llvm::Error err =
+          checkOneOf("loss-reduction", options.lossReduction, {"mean", "sum"}))
+    return err;
+  pm.addPass(createPipeCheckInput());
+  if (!options.loss.empty()) {
+    PipeAttachLossOptions loss;
+    loss.kind = options.loss;
+    loss.reduction = options.lossReduction;
+    loss.resultIndex = options.lossResult;
+    pm.addPass(createPipeAttachLoss(loss));
+  }
+  pm.addPass(createPipeLiftParams());
+  PipeFormBlocksOptions blocks;
+  blocks.granularity = "layer";
+  pm.addPass(createPipeFormBlocks(blocks));
+  pm.addPass(createPipeAnnotateCosts());
+  pm.addPass(createPipeDifferentiate());
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::checkPartitionAndScheduleOptions(
+    const PartitionAndSchedulePipelineOptions &options) {
+  SmallVector<std::string> kinds = getScheduleGeneratorNames();
+  if (!llvm::is_contained(kinds, options.schedule))
+    return llvm::createStringError("schedule: '" + options.schedule +
+                                   "' is not a schedule kind (" +
+                                   llvm::join(kinds, ", ") + ")");
+  if (!options.partitioner.empty() &&
+      !partitioning::createPartitioner(options.partitioner))
+    return llvm::createStringError(
+        "partitioner: '" + options.partitioner + "' is not a partitioner (" +
+        partitioning::getPartitionerNames() + ")");
+  if (llvm::Error err = checkOneOf("async-weights", options.asyncWeights,
+                                   {"stash", "stale"}))
+    return err;
+  for (auto [option, value] :
+       {std::pair<StringRef, unsigned>{"devices", options.devices},
+        {"stages-per-device", options.stagesPerDevice},
+        {"microbatches", options.microbatches},
+        {"async-steps", options.asyncSteps}})
+    if (llvm::Error err = checkPositive(option, value))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::buildPartitionAndSchedulePipeline(
+    OpPassManager &pm, const PartitionAndSchedulePipelineOptions &options) {
+  if (llvm::Error err = checkPartitionAndScheduleOptions(options))
+    return err;
+  // The pass options are typed, so that no option's text can reach a
+  // pipeline string.
+  if (!options.partitioner.empty()) {
+    PipePartitionOptions partition;
+    partition.algorithm = options.partitioner;
+    partition.devices = options.devices;
+    partition.schedule = options.schedule;
+    partition.microbatches = options.microbatches;
+    partition.recompute = options.recompute;
+    if (!options.deviceModel.empty())
+      partition.deviceModel = options.deviceModel;
+    partition.report = options.partitionReport;
+    partition.textReport = options.partitionTextReport;
+    pm.addPass(createPipePartition(partition));
+  } else {
+    PipePlaceOptions place;
+    place.devices = options.devices;
+    place.stagesPerDevice = options.stagesPerDevice;
+    pm.addPass(createPipePlace(place));
+  }
+  PipeScheduleOptions train;
+  train.kind = options.schedule;
+  train.microbatches = options.microbatches;
+  train.recompute = options.recompute;
+  train.constantMemory = options.constantMemory;
+  train.weights = options.asyncWeights;
+  ScheduleTraits traits =
+      getScheduleTraits(options.schedule).value_or(ScheduleTraits());
+  train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
+  // Evaluation runs the forward passes only; gpipe's order does for any
+  // placement. A parameter-server schedule (L2L) streams each block's
+  // weights from the host as its training does, so that the run's peak
+  // stays constant in depth.
+  PipeScheduleOptions eval;
+  eval.kind = traits.parameterServer ? options.schedule : "gpipe";
+  eval.forwardOnly = true;
+  eval.microbatches = options.microbatches;
+  PipeVerifyScheduleOptions verify;
+  if (!options.deviceModel.empty()) {
+    train.deviceModel = options.deviceModel;
+    eval.deviceModel = options.deviceModel;
+    verify.deviceModel = options.deviceModel;
+  }
+  pm.addPass(createPipeSchedule(train));
+  if (options.eval)
+    pm.addPass(createPipeSchedule(eval));
+  pm.addPass(createPipeVerifySchedule(verify));
+  return llvm::Error::success();
+}
+
+/// Registers `name` built by `build`, whose error goes to the pass
+/// manager's error handler (as "pipe-ingest: loss: ..."), so that a bad
+/// option value is a diagnostic of pipe-opt's option parser.
+template <typename Options>
+static void registerPipeline(
+    StringRef name, StringRef description,
+    llvm::Error (*build)(OpPassManager &, const Options &)) {
+  registerPassPipeline(
+      name, description,
+      [name, build](OpPassManager &pm, StringRef text,
+                    function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (llvm::Error err = build(pm, options))
+          return errorHandler(name + ": " + llvm::toString(std::move(err)));
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(Options());
+      });
+}
+
+void pipe::registerCompilePipelines() {
+  registerPipeline<IngestPipelineOptions>(
+      "pipe-ingest",
+      "Prepares a forward function for training as pipe-train does: "
+      "check-input, attach-loss (with loss=), lift-params, layer blocks, "
+      "costs, differentiate",
+      buildIngestPipeline);
+  registerPipeline<PartitionAndSchedulePipelineOptions>(
+      "pipe-partition-and-schedule",
+      "Places or partitions differentiated blocks and writes and verifies "
+      "the training and evaluation schedules, as pipe-train does",
+      buildPartitionAndSchedulePipeline);
+}
