@@ -13,9 +13,9 @@
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
-#include "pipe/Scheduling/IRConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
