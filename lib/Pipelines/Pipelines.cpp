@@ -117,7 +117,8 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   // weights from the host as its training does, so that the run's peak
   // stays constant in depth.
   PipeScheduleOptions eval;
-  eval.kind = traits.parameterServer ? options.schedule : "gpipe";
+  eval.kind =
+      traits.parameterServer ? std::string(options.schedule) : "gpipe";
   eval.forwardOnly = true;
   eval.microbatches = options.microbatches;
   PipeVerifyScheduleOptions verify;

@@ -21,6 +21,7 @@
 #include "pipe/Runtime/Blas.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostTarget.h"
