@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
@@ -23,6 +24,8 @@
 #include "pipe/Runtime/TrainerFlags.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
+#include "pipe/Target/CUDA/CudaPipeline.h"
+#include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -431,6 +434,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   std::string error;
   registerAllPasses();
   pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
