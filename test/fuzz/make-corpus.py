@@ -5,8 +5,8 @@
 
 Creates OUTDIR/<target>/ for every target with seeds taken from the
 repository's test inputs (the safetensors files under test/, the manifests
-that test/Transforms/pipe-lower-to-host.mlir checks) and small valid files
-written here in the layouts the readers expect (weights, data files,
+that test/Conversion/PipeToHost/pipe-lower-to-host.mlir checks) and small
+valid files written here in the layouts the readers expect (weights, data files,
 checkpoints, schedule problems). Deterministic; standard library only.
 """
 
@@ -63,8 +63,9 @@ def weights_seeds():
 def manifest_seeds():
     """The whole manifests pipe-lower-to-host.mlir checks (its MAN lines),
     and test/unit/Runtime/TinyProgram.h's with a parameter server."""
-    text = open(os.path.join(ROOT, "test/Transforms/pipe-lower-to-host.mlir"),
-                encoding="utf-8").read()
+    text = open(os.path.join(
+        ROOT, "test/Conversion/PipeToHost/pipe-lower-to-host.mlir"),
+        encoding="utf-8").read()
     manifest, whole = [], False
     for line in text.splitlines():
         match = re.match(r"// MAN(-NEXT)?: +(.*)$", line)

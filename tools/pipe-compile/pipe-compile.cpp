@@ -10,10 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
+#include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
 
 #include "mlir/IR/AsmState.h"
@@ -107,6 +109,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
   pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
   const pipe::InputLimits &limits = pipe::registerInputLimitOptions();
   cl::HideUnrelatedOptions(compileCat);
   cl::ParseCommandLineOptions(argc, argv,

@@ -12,10 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Support/InputGuard.h"
+#include "pipe/Target/Host/HostPipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -75,6 +77,7 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
 int main(int argc, char **argv) {
   registerAllPasses();
   pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
   pipe::registerPipePipelines();
   pipe::registerCompilePipelines();
 

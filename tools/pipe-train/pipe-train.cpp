@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
@@ -24,6 +25,8 @@
 #include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
+#include "pipe/Target/CUDA/CudaPipeline.h"
+#include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -432,6 +435,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   std::string error;
   registerAllPasses();
   pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

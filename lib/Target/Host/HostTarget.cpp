@@ -1,8 +1,9 @@
 //===- HostTarget.cpp - JIT and shared-library output for host programs ---===//
 
 #include "pipe/Target/Host/HostTarget.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Runtime/Program.h"
+#include "pipe/Target/Host/HostPipeline.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

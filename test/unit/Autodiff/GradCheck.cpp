@@ -2,6 +2,7 @@
 
 #include "GradCheck.h"
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
@@ -35,6 +36,7 @@ void initializeOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
     mlir::registerAllPasses();
     mlir::pipe::registerPipePasses();
+    mlir::pipe::registerPipeConversionPasses();
     return true;
   }();
   (void)done;

@@ -11,6 +11,7 @@
 
 #include "pipe/Analysis/CostModel.h"
 #include "pipe/Autodiff/Autodiff.h"
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
@@ -492,6 +493,7 @@ bool costPair(const std::string &source, llvm::StringRef blockName,
   }
   out.model = *model;
   pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
   auto pm = PassManager::on<ModuleOp>(&context);
   if (failed(parsePassPipeline("pipe-differentiate{recompute=" + policy + "}",
                                pm)) ||

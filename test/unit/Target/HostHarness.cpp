@@ -2,8 +2,10 @@
 
 #include "HostHarness.h"
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Target/Host/HostPipeline.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -26,6 +28,7 @@ void registerOnce() {
   static bool done = [] {
     registerAllPasses();
     pipe::registerPipePasses();
+    pipe::registerPipeConversionPasses();
     return true;
   }();
   (void)done;

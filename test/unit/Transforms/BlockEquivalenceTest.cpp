@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/ModelGen/TransformerGen.h"
@@ -69,6 +70,7 @@ void initializeOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
     mlir::registerAllPasses();
     mlir::pipe::registerPipePasses();
+    mlir::pipe::registerPipeConversionPasses();
     return true;
   }();
   (void)done;

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ParamData.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ParamData.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,6 +1,6 @@
 //===- ParamData.cpp - Bytes of parameter values, shared by the passes ----===//
 
-#include "ParamData.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"

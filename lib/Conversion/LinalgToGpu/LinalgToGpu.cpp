@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,7 +52,7 @@
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPELINALGTOGPU
-#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+#include "pipe/Conversion/Passes.h.inc"
 } // namespace mlir::pipe
 
 using namespace mlir;

@@ -1,6 +1,8 @@
 //===- HostPipeline.cpp - From host-lowered pipe IR to the LLVM dialect ---===//
 
+#include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Target/CUDA/CudaPipeline.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

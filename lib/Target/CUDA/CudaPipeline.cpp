@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Target/CUDA/CudaPipeline.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

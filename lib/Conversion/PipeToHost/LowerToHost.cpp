@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ParamData.h"
 #include "pipe/Autodiff/Autodiff.h"
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 #include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
@@ -31,7 +31,7 @@
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPELOWERTOHOST
-#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+#include "pipe/Conversion/Passes.h.inc"
 } // namespace mlir::pipe
 
 using namespace mlir;

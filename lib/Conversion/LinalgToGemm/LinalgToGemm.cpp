@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/Transforms/GemmMatch.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPELINALGTOGEMM
-#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+#include "pipe/Conversion/Passes.h.inc"
 } // namespace mlir::pipe
 
 using namespace mlir;

@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPEEMITPACKEDENTRIES
-#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+#include "pipe/Conversion/Passes.h.inc"
 } // namespace mlir::pipe
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPEMERGEGPUMODULES
-#include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
+#include "pipe/Conversion/Passes.h.inc"
 } // namespace mlir::pipe
 
 using namespace mlir;

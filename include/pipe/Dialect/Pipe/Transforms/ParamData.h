@@ -3,12 +3,13 @@
 // The parameter passes (lifting, externalizing, loading) all need the same
 // few facts about tensor data: how many bytes a tensor type takes, whether a
 // dense_resource blob really holds that many, and the raw little-endian
-// bytes of an initial value. Private to lib/Dialect/Pipe/Transforms.
+// bytes of an initial value; so does the host lowering, which writes the
+// initial values into the runtime's weights file.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_LIB_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
-#define PIPE_LIB_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
+#ifndef PIPE_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
+#define PIPE_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -47,4 +48,4 @@ std::string describeTensor(const SafetensorsTensor &tensor);
 
 } // namespace mlir::pipe
 
-#endif // PIPE_LIB_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
+#endif // PIPE_DIALECT_PIPE_TRANSFORMS_PARAMDATA_H
