@@ -9,6 +9,7 @@
 
 #include "Actions.h"
 #include "Format.h"
+#include "Ranks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -401,15 +402,31 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
 }
 
 /// Waits until every device in `participants` arrived at rendezvous `key`
-/// (after `deposit`), then calls `collect`.
+/// (after `deposit`), then calls `collect`. In a distributed run only the
+/// participants of this rank meet; `remote` then receives what the others
+/// sent in exchange for `mine` (`bytes`, null: zeros).
 int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
-               const std::set<int> &participants,
+               const std::set<int> &participants, const void *mine,
+               uint64_t bytes, std::map<int, std::vector<unsigned char>> &remote,
                const std::function<void(Rendezvous::Meeting &)> &deposit,
                const std::function<int(Rendezvous::Meeting &)> &collect,
                const std::string &what) {
   RunState &run = *ctx->run;
   std::string error;
-  int st = run.rendezvous.meet(key, ctx->device, participants,
+  std::set<int> local = participants;
+  if (run.ranks.transport) {
+    local.clear();
+    for (int d : participants)
+      if (run.ranks.isLocal(d))
+        local.insert(d);
+    int slot = key.first < 0 ? int(run.m->params.size()) : key.first;
+    if (local.size() != participants.size())
+      if (int st = exchangeWithRemote(run, ctx->device, slot, key.second,
+                                      participants, mine, bytes, remote,
+                                      error))
+        return fail(ctx, st, what + ": " + error);
+  }
+  int st = run.rendezvous.meet(key, ctx->device, local,
                                run.session->options.watchdog_seconds, deposit,
                                collect, error);
   if (st != PIPE_RT_OK && !error.empty())
@@ -441,12 +458,20 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
     }
   }
   double total = 0;
+  std::map<int, std::vector<unsigned char>> remote;
   int st = rendezvous(
-      ctx, {-1, step}, run.clipDevices,
+      ctx, {-1, step}, run.clipDevices, &local, sizeof(local), remote,
       [&](Rendezvous::Meeting &r) { r.sums[ctx->device] = local; },
       [&](Rendezvous::Meeting &r) {
-        for (auto &[d, s] : r.sums)
+        // In device order, wherever the devices run: the same norm on all.
+        for (int d : run.clipDevices) {
+          double s = 0;
+          if (auto it = remote.find(d); it != remote.end())
+            std::memcpy(&s, it->second.data(), sizeof(s));
+          else
+            s = r.sums[d];
           total += s;
+        }
         return int(PIPE_RT_OK);
       },
       what + " (gradient clipping)");
@@ -651,16 +676,26 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
       mine = it->second;
   }
   double t0 = run.now();
+  std::map<int, std::vector<unsigned char>> remote;
   int st = rendezvous(
-      ctx, {param, step}, participants,
-      [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = mine; },
+      ctx, {param, step}, participants, mine ? mine->data : nullptr, t.bytes(),
+      remote, [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = mine; },
       [&](Rendezvous::Meeting &r) {
         // Every device sums in device order: identical totals everywhere.
         BufferPtr total;
         if (int st = zeros(ctx, t, what, total))
           return st;
         std::string error;
-        for (auto &[d, g] : r.grads) {
+        for (int d : participants) {
+          BufferPtr g;
+          if (auto it = remote.find(d); it != remote.end()) {
+            if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(),
+                                          g, error))
+              return fail(ctx, st, what + ": " + error);
+            std::memcpy(g->data, it->second.data(), t.bytes());
+          } else if (auto it = r.grads.find(d); it != r.grads.end()) {
+            g = it->second;
+          }
           if (!g)
             continue;
           BufferPtr local;

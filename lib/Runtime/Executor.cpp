@@ -12,6 +12,7 @@
 #include "Executor.h"
 
 #include "Format.h"
+#include "Ranks.h"
 
 #include <algorithm>
 #include <cstring>
@@ -69,6 +70,10 @@ namespace {
 
 int runDevice(int device, void *userData) {
   auto &run = *static_cast<RunState *>(userData);
+  if (!run.ranks.isLocal(device))
+    return PIPE_RT_OK;
+  if (run.ranks.transport && device < 64)
+    run.ranks.transport->devicesRan |= uint64_t(1) << device;
   pipe_rt_device_ctx *ctx = run.ctxs[device].get();
   auto program = reinterpret_cast<int32_t (*)(pipe_rt_device_ctx *)>(
       run.session->programs[run.scheduleIndex][device]);
@@ -78,6 +83,7 @@ int runDevice(int device, void *userData) {
   if (ctx->error.empty())
     ctx->error = format("device %d: the program failed with '%s'", device,
                         pipe_rt_status_string(st));
+  run.failed = true;
   run.rendezvous.abort();
   // Report the original error in preference to the aborts it caused.
   std::lock_guard<std::mutex> lock(run.errorMu);
@@ -118,6 +124,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   run->losses.assign(numLosses, 0.0f);
   run->lossSeen.assign(numLosses, false);
   run->trackVersions = sched.keepsWeightVersions;
+  run->ranks = session->ranks;
 
   // Who holds which param.
   std::vector<bool> psParam(m.params.size(), false);
@@ -166,9 +173,19 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                                session->options.watchdog_seconds, error))
       return runFail(st, std::string(backend->name()) + ": " + error);
   }
-  run->transfers = std::make_unique<Transfers>(sched.devices,
-                                               inProcessCommunicator(run->devs),
-                                               !run->memory->hostAccessible());
+  std::unique_ptr<Communicator> channels = inProcessCommunicator(run->devs);
+  if (run->ranks.transport) {
+    if (!run->memory->hostAccessible())
+      return runFail(PIPE_RT_INVALID_ARGUMENT,
+                     std::string("the ") + run->ranks.transport->name() +
+                         " transport moves host memory; " + backend->name() +
+                         " devices across ranks need a GPU transport");
+    channels = rankCommunicator(run->ranks, m, sched, std::move(channels),
+                                session->options.watchdog_seconds,
+                                run->failed);
+  }
+  run->transfers = std::make_unique<Transfers>(
+      sched.devices, std::move(channels), !run->memory->hostAccessible());
   run->deviceOptState.resize(sched.devices);
   for (int d = 0; d < sched.devices; ++d) {
     auto ds = std::make_unique<DeviceState>();
@@ -184,6 +201,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     const SessionParam &sp = session->params[p];
     std::string label = "param '" + m.params[p].name + "'";
     for (int d : run->holders[p]) {
+      if (!run->ranks.isLocal(d))
+        continue;
       DeviceParam &dp = run->devices[d]->params[int(p)];
       std::string error;
       if (int st = run->memory.alloc(d, sp.value.size(), label.c_str(),
@@ -209,20 +228,31 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   run->ps.drain();
   run->transfers->drain();
   run->ps.finish(*run);
-  for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d) {
+  // This run's memory figures: per device, the peak and the bytes per lane.
+  RunFigures figures;
+  for (int d = 0; d < sched.devices; ++d) {
     uint64_t peak = 0;
     run->memory->usage(d, nullptr, &peak);
-    session->peak[d] = std::max(session->peak[d], peak);
+    figures.peak.push_back(int64_t(peak));
+    for (int lane = 0; lane < 3; ++lane)
+      figures.copied.push_back(double(run->memory.copied(d, Lane(lane))));
   }
+  std::string error;
+  if (status == PIPE_RT_OK && run->ranks.transport)
+    status = agreeAfterRun(*run, figures, error);
+  for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d)
+    session->peak[d] = std::max(session->peak[d], uint64_t(figures.peak[d]));
   if (session->copyBytes.size() < session->peak.size())
     session->copyBytes.resize(session->peak.size(), {0, 0, 0});
   for (int d = 0; d < sched.devices && d < int(session->copyBytes.size()); ++d)
     for (int lane = 0; lane < 3; ++lane)
-      session->copyBytes[d][lane] += run->memory.copied(d, Lane(lane));
-  if (status != PIPE_RT_OK)
-    return runFail(status, run->firstError.empty()
-                               ? pipe_rt_last_error(run->devs)
-                               : run->firstError);
+      session->copyBytes[d][lane] += uint64_t(figures.copied[d * 3 + lane]);
+  if (status != PIPE_RT_OK) {
+    if (error.empty())
+      error = run->firstError.empty() ? pipe_rt_last_error(run->devs)
+                                      : run->firstError;
+    return runFail(status, error);
+  }
   if (m.lossValue >= 0)
     for (size_t i = 0; i < numLosses; ++i)
       if (!run->lossSeen[i])
@@ -233,44 +263,50 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
 
   // Success: commit the params and optimizer state. Replicas must agree.
   // Every device copy is read back first, so a failing copy commits nothing.
+  // Each param's copy is its lowest holder's; ranks without it get it next.
+  std::vector<int> owner(m.params.size(), -1);
   std::vector<std::vector<unsigned char>> finals(m.params.size());
   for (size_t p = 0; p < m.params.size(); ++p) {
     const std::set<int> &holders = run->holders[p];
-    if (!holders.empty()) {
-      int first = *holders.begin();
-      const Buffer &v = *run->devices[first]->params[int(p)].value;
-      std::string error;
-      finals[p].resize(v.bytes);
-      if (int st = run->memory.toHost(Lane::D2H, finals[p].data(), v, v.bytes,
-                                      error))
+    if (holders.empty())
+      continue;
+    owner[p] = *holders.begin();
+    if (!run->ranks.isLocal(owner[p]))
+      continue;
+    int first = owner[p];
+    const Buffer &v = *run->devices[first]->params[int(p)].value;
+    finals[p].resize(v.bytes);
+    if (int st =
+            run->memory.toHost(Lane::D2H, finals[p].data(), v, v.bytes, error))
+      return runFail(st, "reading param '" + m.params[p].name +
+                             "' back: " + error);
+    for (int d : holders) {
+      if (!run->ranks.isLocal(d))
+        continue;
+      const Buffer &o = *run->devices[d]->params[int(p)].value;
+      std::vector<unsigned char> staging;
+      int st;
+      const unsigned char *other =
+          run->memory.hostView(Lane::D2H, o, staging, error, st);
+      if (st != PIPE_RT_OK)
         return runFail(st, "reading param '" + m.params[p].name +
                                "' back: " + error);
-      for (int d : holders) {
-        const Buffer &o = *run->devices[d]->params[int(p)].value;
-        std::vector<unsigned char> staging;
-        int st;
-        const unsigned char *other =
-            run->memory.hostView(Lane::D2H, o, staging, error, st);
-        if (st != PIPE_RT_OK)
-          return runFail(st, "reading param '" + m.params[p].name +
-                                 "' back: " + error);
-        if (std::memcmp(finals[p].data(), other, v.bytes) != 0)
-          return runFail(PIPE_RT_INVALID_ARGUMENT,
-                         format("the copies of param '%s' on devices %d and "
-                                "%d differ (an update or reduce_grad missing "
-                                "on one of them?)",
-                                m.params[p].name.c_str(), first, d));
-      }
+      if (std::memcmp(finals[p].data(), other, v.bytes) != 0)
+        return runFail(PIPE_RT_INVALID_ARGUMENT,
+                       format("the copies of param '%s' on devices %d and "
+                              "%d differ (an update or reduce_grad missing "
+                              "on one of them?)",
+                              m.params[p].name.c_str(), first, d));
     }
   }
   for (size_t p = 0; p < m.params.size(); ++p) {
     SessionParam &sp = session->params[p];
-    const std::set<int> &holders = run->holders[p];
-    if (!holders.empty()) {
-      int first = *holders.begin();
+    if (owner[p] >= 0) {
+      if (!run->ranks.isLocal(owner[p]))
+        continue;
       sp.value.swap(finals[p]);
       session->psShadows[p].valid = false;
-      SessionParam &state = run->deviceOptState[first][int(p)];
+      SessionParam &state = run->deviceOptState[owner[p]][int(p)];
       sp.state0.swap(state.state0);
       sp.state1.swap(state.state1);
       sp.step = state.step;
@@ -278,6 +314,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       run->ps.commit(*session, int(p));
     }
   }
+  if (run->ranks.transport)
+    if (int st = shareParams(*run, owner, error))
+      return runFail(st, error);
   if (losses)
     std::copy(run->losses.begin(), run->losses.end(), losses);
   session->error.clear();

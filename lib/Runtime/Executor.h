@@ -20,6 +20,7 @@
 #include "Session.h"
 #include "Transfers.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,11 @@ struct RunState {
   std::set<int> clipDevices;
   // Per-device optimizer state of params held on devices.
   std::vector<std::map<int, SessionParam>> deviceOptState;
+
+  /// The session's ranks; devices of other ranks run nothing here.
+  RankMap ranks;
+  /// Set when a device of this rank failed: remote waits stop.
+  std::atomic<bool> failed{false};
 
   std::mutex errorMu;
   std::string firstError;

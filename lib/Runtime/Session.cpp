@@ -111,6 +111,9 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   std::string msg;
   if (!parseManifest(text, s->manifest, msg))
     return bad(PIPE_RT_INVALID_ARGUMENT, msg);
+  s->manifestHash = 1469598103934665603ull;
+  for (const char *c = text; *c; ++c)
+    s->manifestHash = (s->manifestHash ^ uint8_t(*c)) * 1099511628211ull;
   // parseManifest refuses a format version other than this runtime's.
   const Manifest &m = s->manifest;
   for (size_t f = 0; f < m.functions.size(); ++f) {

@@ -16,6 +16,7 @@
 
 #include "pipe/Runtime/Devices.h"
 #include "pipe/Runtime/Program.h"
+#include "pipe/Runtime/Transport.h"
 
 #include <array>
 #include <chrono>
@@ -50,6 +51,18 @@ struct TraceEvent {
   TrackKind kind;
   int index;         // device, or link index for TrackKind::Link
   double start, end; // seconds since the trace epoch
+};
+
+/// The ranks of a session: rank r executes devices [r * devicesPerRank,
+/// (r + 1) * devicesPerRank); no transport: every device, in one process.
+struct RankMap {
+  std::shared_ptr<Transport> transport;
+  int devicesPerRank = 1;
+
+  int rankOf(int device) const { return device / devicesPerRank; }
+  bool isLocal(int device) const {
+    return !transport || rankOf(device) == transport->rank();
+  }
 };
 
 struct SessionParam {
@@ -110,6 +123,9 @@ struct pipe_rt_session {
   std::mutex traceMu;
   double profileFrom = 0; // seconds since traceEpoch
   std::string profileText;
+  /// FNV-1a of the manifest text: the ranks of a run compare it.
+  uint64_t manifestHash = 0;
+  pipe_rt::RankMap ranks;
 };
 
 namespace pipe_rt {

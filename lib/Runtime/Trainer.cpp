@@ -458,6 +458,10 @@ bool Trainer::writeLog(const std::string &line) {
 bool Trainer::checkpoint(int64_t step, bool periodic) {
   if (o.checkpointPath.empty() || lastCheckpoint == step)
     return true;
+  if (!o.writesCheckpoints) {
+    lastCheckpoint = step;
+    return true;
+  }
   std::string why;
   if (!checkFiniteState(s, why))
     return fail(format("step %lld: ", (long long)step) + why +
@@ -601,6 +605,9 @@ bool Trainer::run() {
   int64_t lineSteps = 0, lineItems = 0;
   int64_t step = start;
   while (step < o.steps) {
+    bool stop = gStop != 0;
+    if (o.agreeToStop && o.agreeToStop(stop) && !stop)
+      gStop = -1; // another rank was signalled
     if (gStop != 0)
       break;
     if (o.stopAfter > 0 && step - start >= o.stopAfter) {

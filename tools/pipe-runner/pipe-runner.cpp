@@ -13,16 +13,23 @@
 #include "pipe/Runtime/Program.h"
 #include "pipe/Runtime/Trainer.h"
 #include "pipe/Runtime/TrainerFlags.h"
+#include "pipe/Runtime/Transport.h"
 #ifdef PIPE_RUNNER_CUDA
 #include "pipe/Runtime/CUDA.h"
+#endif
+#ifdef PIPE_RUNNER_MPI
+#include "pipe/Runtime/MPI.h"
 #endif
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <functional>
+#include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +43,53 @@ int die(const std::string &msg, int code = pipe_rt::ExitError) {
 }
 
 void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
+
+#ifdef PIPE_RUNNER_MPI
+/// One rank's share of the trainer's outputs: rank 0 prints and writes
+/// every file; each rank writes its own profile (PATH for rank 0,
+/// PATH.rankR for the others) with its transport figures.
+void distribute(pipe_rt::Transport &t, pipe_rt::TrainerOptions &training) {
+  int rank = t.rank();
+  if (rank != 0) {
+    training.print = [](const std::string &) {};
+    training.saveWeights.clear();
+    training.logJson.clear();
+    training.tracePath.clear();
+    training.writesCheckpoints = false;
+    if (!training.profilePath.empty())
+      training.profilePath += ".rank" + std::to_string(rank);
+  }
+  training.agreeToStop = [&t](bool stop) {
+    int64_t any = stop;
+    std::string error;
+    if (t.allreduceMax(&any, 1, error) != PIPE_RT_OK) {
+      std::fprintf(stderr, "pipe-runner: rank %d: %s\n", t.rank(),
+                   error.c_str());
+      t.abortJob(pipe_rt::ExitError);
+    }
+    return any != 0;
+  };
+  std::function<std::string()> extra = training.profileExtra;
+  training.profileExtra = [&t, extra] {
+    std::string text = extra ? extra() + "," : "";
+    std::string ran;
+    for (int d = 0; d < 64; ++d)
+      if (t.devicesRan.load() >> d & 1)
+        ran += (ran.empty() ? "" : ",") + std::to_string(d);
+    char figures[512];
+    std::snprintf(figures, sizeof(figures),
+                  "\"transport\":{\"name\":\"%s\",\"rank\":%d,\"ranks\":%d,"
+                  "\"pid\":%ld,\"devices_run\":[%s],"
+                  "\"sent_bytes\":%llu,\"received_bytes\":%llu,"
+                  "\"wait_seconds\":%.6f}",
+                  t.name(), t.rank(), t.size(), long(getpid()), ran.c_str(),
+                  (unsigned long long)t.sentBytes.load(),
+                  (unsigned long long)t.receivedBytes.load(),
+                  double(t.waitNanoseconds.load()) * 1e-9);
+    return text + figures;
+  };
+}
+#endif
 
 /// Checks that `path` is a whole ELF shared library for this machine before
 /// dlopen maps it: dlopen maps the segments of a truncated file past its
@@ -148,11 +202,66 @@ int main(int argc, char **argv) {
     }
   }
 #endif
+  // Distributed runs (docs/distributed.md): under an MPI launcher every
+  // process is one rank unless --transport in-process.
+  std::string transportName;
+  int devicesPerRank = 1;
+  for (auto it = args.begin(); it != args.end();) {
+    std::string *target = nullptr;
+    std::string value, flag = *it;
+    if (flag == "--transport" || flag == "--devices-per-rank") {
+      if (it + 1 == args.end())
+        return die(flag + " needs a value", pipe_rt::ExitUsage);
+      value = *(it + 1);
+      it = args.erase(it, it + 2);
+    } else if (flag.rfind("--transport=", 0) == 0 ||
+               flag.rfind("--devices-per-rank=", 0) == 0) {
+      value = flag.substr(flag.find('=') + 1);
+      flag = flag.substr(0, flag.find('='));
+      it = args.erase(it);
+    } else {
+      ++it;
+      continue;
+    }
+    if (flag == "--transport") {
+      target = &transportName;
+      if (value != "mpi" && value != "in-process")
+        return die("--transport: '" + value +
+                       "' is not a transport (in-process, mpi)",
+                   pipe_rt::ExitUsage);
+      *target = value;
+    } else {
+      char *end = nullptr;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1 || n > 4096)
+        return die("--devices-per-rank: '" + value +
+                       "' is not a count from 1 to 4096",
+                   pipe_rt::ExitUsage);
+      devicesPerRank = int(n);
+    }
+  }
+#ifdef PIPE_RUNNER_MPI
+  if (transportName.empty())
+    transportName =
+        pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
+#else
+  if (transportName == "mpi" || devicesPerRank != 1)
+    return die("--transport mpi, --devices-per-rank: this pipe-runner was "
+               "built without MPI (install libopenmpi-dev and rebuild)",
+               pipe_rt::ExitUsage);
+#endif
   for (const std::string &a : args)
     if (a == "-h" || a == "--help") {
       std::printf("usage: pipe-runner ARTIFACT.so --weights W.safetensors "
                   "[options]\n\n%s\n",
                   pipe_rt::trainerFlagsUsage());
+      std::printf("Distributed runs (mpirun -np N pipe-runner ...):\n"
+                  "  --transport T          in-process (one process runs "
+                  "every device) or mpi\n"
+                  "                         (one process per rank; the "
+                  "default under mpirun)\n"
+                  "  --devices-per-rank N   devices each rank runs (default "
+                  "1)\n");
 #ifdef PIPE_RUNNER_CUDA
       std::printf("GPUs (pipe-runner-cuda):\n"
                   "  --gpu-map=M            GPU ordinal of each logical "
@@ -211,6 +320,24 @@ int main(int argc, char **argv) {
 #endif
 
   pipe_rt::TrainerOptions training = flags.options;
+  std::shared_ptr<pipe_rt::Transport> transport;
+#ifdef PIPE_RUNNER_MPI
+  if (transportName == "mpi") {
+    transport = pipe_rt::createMpiTransport(&argc, &argv, message);
+    if (!transport) {
+      pipe_rt_session_destroy(session);
+      return die(message);
+    }
+    if (pipe_rt::attachTransport(session, transport, devicesPerRank,
+                                 message) != PIPE_RT_OK) {
+      pipe_rt_session_destroy(session);
+      die("rank " + std::to_string(transport->rank()) + ": " + artifact +
+          ": " + message);
+      transport->abortJob(pipe_rt::ExitError);
+    }
+    distribute(*transport, training);
+  }
+#endif
 #ifdef PIPE_RUNNER_CUDA
   // The profile's memory figures of the GPUs: the runtime's pool (every
   // allocation the runtime makes, cuBLAS workspaces included) and the
@@ -236,6 +363,11 @@ int main(int argc, char **argv) {
   pipe_rt::TrainerSummary summary;
   bool ok = pipe_rt::runTraining(session, training, summary, message);
   pipe_rt_session_destroy(session);
+  if (!ok && transport) {
+    // The other ranks may wait for this one: end them too.
+    die("rank " + std::to_string(transport->rank()) + ": " + message);
+    transport->abortJob(pipe_rt::ExitError);
+  }
   if (!ok)
     return die(message);
   if (summary.interrupted) {

@@ -119,6 +119,13 @@ struct TrainerOptions {
   /// Receives every line of progress, warnings and the summary (no trailing
   /// newline); null prints to stdout.
   std::function<void(const std::string &)> print;
+  /// False on every rank but the first of a distributed run: it runs the
+  /// same steps and reads the same checkpoint, but writes no checkpoint
+  /// (the caller clears the other output paths and `print`).
+  bool writesCheckpoints = true;
+  /// Distributed runs: combines every rank's wish to stop (a signal) before
+  /// each step, so that all ranks stop at the same one; null in one process.
+  std::function<bool(bool)> agreeToStop;
   /// Installs SIGINT/SIGTERM handlers for the duration of runTraining (the
   /// previous ones are restored; a second signal kills the process).
   bool handleSignals = true;

@@ -1,0 +1,86 @@
+//===- Transport.h - Moving bytes between the processes of a run -*- C++
+//-*-===//
+//
+// A distributed run is one process (rank) per group of devices, all running
+// the same compiled program; each executes only the device programs of its
+// own devices. A Transport is what the runtime needs from the distributed
+// engine underneath (MPI here, see lib/Runtime/MPI): point-to-point messages
+// completed by polling, so that the device threads keep their watchdog, and
+// a few blocking collectives for what the ranks must agree on between runs.
+// The runtime uses it through pipe_rt::attachTransport; everything else of a
+// session (the trainer, checkpoints) is unchanged. See docs/distributed.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_TRANSPORT_H
+#define PIPE_RUNTIME_TRANSPORT_H
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct pipe_rt_session;
+
+namespace pipe_rt {
+
+class Transport {
+public:
+  /// Independent tag spaces: a message on one never matches a receive on
+  /// another.
+  enum class Channel { Transfers, Collectives };
+
+  virtual ~Transport();
+  virtual const char *name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// The largest tag a message may carry (at least 32767).
+  virtual int maxTag() const = 0;
+
+  /// Posts a message of `bytes` to/from `peer`; sets `request` (never 0).
+  /// The data must stay valid until test() reported the request done.
+  /// Return PIPE_RT_* statuses; errors fill `error`. Thread-safe.
+  virtual int isend(Channel channel, int peer, int tag, const void *data,
+                    uint64_t bytes, uint64_t &request, std::string &error) = 0;
+  virtual int irecv(Channel channel, int peer, int tag, void *data,
+                    uint64_t bytes, uint64_t &request, std::string &error) = 0;
+  /// Sets `done` once the request completed (then it is freed); a receive
+  /// of another size than posted is PIPE_RT_SIZE_MISMATCH.
+  virtual int test(uint64_t request, bool &done, std::string &error) = 0;
+
+  // Collectives: every rank calls them in the same order, from one thread,
+  // outside a run.
+  virtual int allreduceSum(double *data, uint64_t count,
+                           std::string &error) = 0;
+  virtual int allreduceMax(int64_t *data, uint64_t count,
+                           std::string &error) = 0;
+  virtual int broadcast(int root, void *data, uint64_t bytes,
+                        std::string &error) = 0;
+  /// Ends every rank of the job now (after a fatal error on this one).
+  [[noreturn]] virtual void abortJob(int exitCode) = 0;
+
+  /// Bytes this rank sent and received so far, and the time its device
+  /// threads spent waiting for messages (for the profile).
+  std::atomic<uint64_t> sentBytes{0}, receivedBytes{0}, waitNanoseconds{0};
+  /// The devices whose programs ran in this process, as a bit set (the
+  /// profile shows that each rank ran only its own).
+  std::atomic<uint64_t> devicesRan{0};
+};
+
+/// Makes `session` one rank of a distributed run over `transport`: rank r
+/// executes devices [r * devicesPerRank, (r + 1) * devicesPerRank) of every
+/// schedule. Checks that every rank loaded the same program and that the
+/// ranks cover each schedule's devices exactly (a clear error otherwise,
+/// before any step); collective. After each run every rank holds every
+/// param, its optimizer state and every loss, so checkpoints, evaluation and
+/// the trainer work as in one process.
+int attachTransport(pipe_rt_session *session,
+                    std::shared_ptr<Transport> transport, int devicesPerRank,
+                    std::string &error);
+
+/// The transport of `session`; null when it runs in one process.
+Transport *sessionTransport(pipe_rt_session *session);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_TRANSPORT_H

@@ -1,0 +1,211 @@
+//===- MPITransport.cpp - pipe_rt::Transport over MPI ---------------------===//
+//
+// Two duplicates of MPI_COMM_WORLD, one per Transport::Channel, so that the
+// transfers' tags and the meetings' never meet. Device threads post and
+// test concurrently; one mutex serialises the MPI calls (needs at least
+// MPI_THREAD_SERIALIZED; requests MPI_THREAD_MULTIPLE), and completion is
+// polled with MPI_Test so that no thread ever blocks inside MPI holding it.
+// Errors are returned (MPI_ERRORS_RETURN), not fatal.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Runtime/MPI.h"
+
+#include "pipe/Runtime/Status.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace pipe_rt;
+
+namespace {
+
+std::string mpiError(const char *what, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    length = 0;
+  return std::string(what) + ": " + std::string(text, size_t(length));
+}
+
+/// Collectives move at most this much per call (MPI counts are ints).
+constexpr uint64_t kMaxPart = uint64_t(1) << 30;
+
+class MPITransport final : public Transport {
+public:
+  MPITransport(bool initialized) : initialized(initialized) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
+    MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+    for (MPI_Comm *comm : {&transfers, &collectives}) {
+      MPI_Comm_dup(MPI_COMM_WORLD, comm);
+      MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+    }
+    int *ub = nullptr, found = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+    tagUpperBound = found && ub ? *ub : 32767;
+  }
+  ~MPITransport() override {
+    MPI_Comm_free(&transfers);
+    MPI_Comm_free(&collectives);
+    if (initialized)
+      MPI_Finalize();
+  }
+
+  const char *name() const override { return "MPI"; }
+  int rank() const override { return myRank; }
+  int size() const override { return worldSize; }
+  int maxTag() const override { return tagUpperBound; }
+
+  int isend(Channel channel, int peer, int tag, const void *data,
+            uint64_t bytes, uint64_t &request, std::string &error) override {
+    return postMessage(true, channel, peer, tag, const_cast<void *>(data),
+                       bytes, request, error);
+  }
+  int irecv(Channel channel, int peer, int tag, void *data, uint64_t bytes,
+            uint64_t &request, std::string &error) override {
+    return postMessage(false, channel, peer, tag, data, bytes, request, error);
+  }
+
+  int test(uint64_t request, bool &done, std::string &error) override {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = requests.find(request);
+    if (it == requests.end()) {
+      error = "MPI: unknown request";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    Posted &p = it->second;
+    int flag = 0;
+    MPI_Status status;
+    int rc = MPI_Test(&p.request, &flag, &status);
+    done = flag != 0;
+    if (rc == MPI_SUCCESS && done && p.receiving) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (uint64_t(count) != p.bytes) {
+        error = "MPI: rank " + std::to_string(p.peer) + " sent " +
+                std::to_string(count) + " bytes, " + std::to_string(p.bytes) +
+                " expected (another program on that rank?)";
+        requests.erase(it);
+        return PIPE_RT_SIZE_MISMATCH;
+      }
+    }
+    if (rc != MPI_SUCCESS) {
+      int errorClass = 0;
+      MPI_Error_class(rc, &errorClass);
+      error = mpiError(p.receiving ? "MPI_Irecv" : "MPI_Isend", rc);
+      requests.erase(it);
+      return errorClass == MPI_ERR_TRUNCATE ? PIPE_RT_SIZE_MISMATCH
+                                            : PIPE_RT_INVALID_ARGUMENT;
+    }
+    if (done)
+      requests.erase(it);
+    return PIPE_RT_OK;
+  }
+
+  int allreduceSum(double *data, uint64_t count, std::string &error) override {
+    return checked("MPI_Allreduce",
+                   MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_DOUBLE,
+                                 MPI_SUM, collectives),
+                   error);
+  }
+  int allreduceMax(int64_t *data, uint64_t count, std::string &error) override {
+    return checked("MPI_Allreduce",
+                   MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_INT64_T,
+                                 MPI_MAX, collectives),
+                   error);
+  }
+  int broadcast(int root, void *data, uint64_t bytes,
+                std::string &error) override {
+    for (uint64_t at = 0; at < bytes; at += kMaxPart) {
+      int part = int(std::min(kMaxPart, bytes - at));
+      if (int st = checked("MPI_Bcast",
+                           MPI_Bcast(static_cast<char *>(data) + at, part,
+                                     MPI_BYTE, root, collectives),
+                           error))
+        return st;
+    }
+    return PIPE_RT_OK;
+  }
+  [[noreturn]] void abortJob(int exitCode) override {
+    MPI_Abort(MPI_COMM_WORLD, exitCode);
+    std::_Exit(exitCode);
+  }
+
+private:
+  struct Posted {
+    MPI_Request request;
+    uint64_t bytes;
+    int peer;
+    bool receiving;
+  };
+
+  int checked(const char *what, int rc, std::string &error) {
+    if (rc == MPI_SUCCESS)
+      return PIPE_RT_OK;
+    error = mpiError(what, rc);
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+
+  int postMessage(bool sending, Channel channel, int peer, int tag, void *data,
+                  uint64_t bytes, uint64_t &request, std::string &error) {
+    if (bytes > uint64_t(INT_MAX) || tag < 0 || tag > tagUpperBound ||
+        peer < 0 || peer >= worldSize) {
+      error = "MPI: message out of range (bytes, tag or rank)";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    MPI_Comm comm = channel == Channel::Transfers ? transfers : collectives;
+    std::lock_guard<std::mutex> lock(mu);
+    Posted p{MPI_REQUEST_NULL, bytes, peer, !sending};
+    int rc = sending ? MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag, comm,
+                                 &p.request)
+                     : MPI_Irecv(data, int(bytes), MPI_BYTE, peer, tag, comm,
+                                 &p.request);
+    if (int st = checked(sending ? "MPI_Isend" : "MPI_Irecv", rc, error))
+      return st;
+    request = nextRequest++;
+    requests.emplace(request, p);
+    return PIPE_RT_OK;
+  }
+
+  bool initialized;
+  int myRank = 0, worldSize = 1, tagUpperBound = 32767;
+  MPI_Comm transfers = MPI_COMM_NULL, collectives = MPI_COMM_NULL;
+  std::mutex mu;
+  std::map<uint64_t, Posted> requests;
+  uint64_t nextRequest = 1;
+};
+
+} // namespace
+
+bool pipe_rt::launchedByMpiLauncher() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
+    if (std::getenv(name))
+      return true;
+  return false;
+}
+
+std::shared_ptr<Transport> pipe_rt::createMpiTransport(int *argc, char ***argv,
+                                                       std::string &error) {
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
+        MPI_SUCCESS) {
+      error = "MPI_Init_thread failed";
+      return nullptr;
+    }
+    if (provided < MPI_THREAD_SERIALIZED) {
+      error = "the MPI library gives no thread support (MPI_THREAD_SERIALIZED "
+              "or better is needed)";
+      MPI_Finalize();
+      return nullptr;
+    }
+  }
+  return std::make_shared<MPITransport>(!already);
+}

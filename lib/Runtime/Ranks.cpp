@@ -1,0 +1,412 @@
+//===- Ranks.cpp - The ranks room of a distributed run --------------------===//
+//
+// Tags (docs/distributed.md): a transfer's tag is made of its step (modulo a
+// window that keeps the tag under the transport's maximum), micro-batch,
+// stage pair and kind; a meeting's of its step, param and device pair, on
+// the other channel. Messages with equal tags between two ranks are then
+// always posted in the same order on both sides (one device thread posts
+// each stage's transfers in program order), and MPI's non-overtaking rule
+// matches them in that order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ranks.h"
+
+#include "Executor.h"
+#include "Format.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+using namespace pipe_rt;
+
+Transport::~Transport() = default;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Messages of one step that may share a tag window, and the window: the
+/// most steps whose tags fit under `maxTag` (at least one).
+struct TagSpace {
+  uint64_t perStep = 1;
+  uint64_t window = 1;
+  bool fits = false;
+  TagSpace(uint64_t perStep, int steps, int maxTag) : perStep(perStep) {
+    uint64_t capacity = uint64_t(maxTag) + 1;
+    fits = perStep <= capacity;
+    window = fits
+                 ? std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(steps),
+                                                            capacity / perStep))
+                 : 1;
+  }
+  int tag(int step, uint64_t withinStep) const {
+    return int((uint64_t(step) % window) * perStep + withinStep);
+  }
+};
+
+TagSpace transferTags(const Manifest &m, const ScheduleInfo &sched,
+                      int maxTag) {
+  uint64_t stages = m.stages.size();
+  return TagSpace(uint64_t(sched.microbatches) * stages * stages * 2,
+                  sched.steps, maxTag);
+}
+
+TagSpace meetingTags(const Manifest &m, const ScheduleInfo &sched, int maxTag) {
+  uint64_t devices = uint64_t(sched.devices);
+  return TagSpace((m.params.size() + 1) * devices * devices, sched.steps,
+                  maxTag);
+}
+
+/// Polls `requests` until all completed; fails past `watchdogSeconds` with
+/// `late` or, once `failed` is set, with PIPE_RT_ABORTED.
+int waitAll(Transport &t, std::vector<uint64_t> &requests,
+            double watchdogSeconds, const std::atomic<bool> &failed,
+            const std::string &late, std::string &error) {
+  Clock::time_point start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(watchdogSeconds));
+  for (unsigned spins = 0;; ++spins) {
+    bool all = true;
+    for (uint64_t &r : requests) {
+      if (!r)
+        continue;
+      bool done = false;
+      if (int st = t.test(r, done, error))
+        return st;
+      if (done)
+        r = 0;
+      else
+        all = false;
+    }
+    if (all)
+      break;
+    if (failed.load()) {
+      error = "aborted: another device failed";
+      return PIPE_RT_ABORTED;
+    }
+    if (Clock::now() > deadline) {
+      error = late;
+      return PIPE_RT_TIMEOUT;
+    }
+    // Spin briefly (a message often lands within microseconds), then back
+    // off so that a waiting device leaves the core to the compute threads.
+    if (spins < 64)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  t.waitNanoseconds += uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
+          .count());
+  return PIPE_RT_OK;
+}
+
+/// Messages above 1 GiB go in several parts (MPI counts are ints).
+constexpr uint64_t kMaxPart = uint64_t(1) << 30;
+
+int post(Transport &t, bool isSend, Transport::Channel channel, int peer,
+         int tag, void *data, uint64_t bytes, std::vector<uint64_t> &requests,
+         std::string &error) {
+  uint64_t at = 0;
+  do {
+    uint64_t part = std::min(kMaxPart, bytes - at);
+    uint64_t request = 0;
+    char *p = static_cast<char *>(data) + at;
+    int st = isSend ? t.isend(channel, peer, tag, p, part, request, error)
+                    : t.irecv(channel, peer, tag, p, part, request, error);
+    if (st != PIPE_RT_OK)
+      return st;
+    requests.push_back(request);
+    at += part;
+  } while (at < bytes);
+  return PIPE_RT_OK;
+}
+
+class RankCommunicator final : public Communicator {
+public:
+  RankCommunicator(const RankMap &ranks, const Manifest &m,
+                   const ScheduleInfo &sched,
+                   std::unique_ptr<Communicator> local, double watchdogSeconds,
+                   const std::atomic<bool> &failed)
+      : ranks(ranks), m(m), local(std::move(local)),
+        tags(transferTags(m, sched, ranks.transport->maxTag())),
+        watchdogSeconds(watchdogSeconds), failed(failed) {}
+
+  int send(int device, const pipe_rt_channel_key &key, const void *payload,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    int peer = m.stages[key.dst_stage].device;
+    if (ranks.isLocal(peer))
+      return local->send(device, key, payload, bytes, token, error);
+    Pending p;
+    p.peer = peer;
+    p.sending = true;
+    // The payload is the caller's: keep a copy until the send completed.
+    const auto *bytesIn = static_cast<const unsigned char *>(payload);
+    p.buffer.assign(bytesIn, bytesIn + bytes);
+    ranks.transport->sentBytes += bytes;
+    return postRemote(key, std::move(p), p.buffer.data(), bytes, token, error);
+  }
+
+  int recv(int device, const pipe_rt_channel_key &key, void *target,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    int peer = m.stages[key.src_stage].device;
+    if (ranks.isLocal(peer))
+      return local->recv(device, key, target, bytes, token, error);
+    Pending p;
+    p.peer = peer;
+    ranks.transport->receivedBytes += bytes;
+    return postRemote(key, std::move(p), target, bytes, token, error);
+  }
+
+  int wait(int device, pipe_rt_token token, std::string &error) override {
+    if (!(token & kRemote))
+      return local->wait(device, token, error);
+    Pending p;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = pending.find(token);
+      if (it == pending.end()) {
+        error = "unknown transfer token";
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
+      p = std::move(it->second);
+      pending.erase(it);
+    }
+    int rank = ranks.rankOf(p.peer);
+    std::string late =
+        p.sending
+            ? format("rank %d (device %d) took nothing within %g s: is rank "
+                     "%d stuck?",
+                     rank, p.peer, watchdogSeconds, rank)
+            : format("rank %d (device %d) sent nothing within %g s: is rank "
+                     "%d stuck?",
+                     rank, p.peer, watchdogSeconds, rank);
+    return waitAll(*ranks.transport, p.requests, watchdogSeconds, failed, late,
+                   error);
+  }
+
+private:
+  struct Pending {
+    int peer = -1;
+    bool sending = false;
+    std::vector<unsigned char> buffer; // a send's copy of the payload
+    std::vector<uint64_t> requests;
+  };
+  static constexpr pipe_rt_token kRemote = pipe_rt_token(1) << 63;
+
+  int postRemote(const pipe_rt_channel_key &key, Pending p, void *data,
+                 uint64_t bytes, pipe_rt_token &token, std::string &error) {
+    uint64_t stages = m.stages.size();
+    uint64_t within =
+        ((uint64_t(key.micro_batch) * stages + uint64_t(key.src_stage)) *
+             stages +
+         uint64_t(key.dst_stage)) *
+            2 +
+        uint64_t(key.kind);
+    int tag = tags.tag(key.step, within);
+    if (int st =
+            post(*ranks.transport, p.sending, Transport::Channel::Transfers,
+                 ranks.rankOf(p.peer), tag, data, bytes, p.requests, error))
+      return st;
+    std::lock_guard<std::mutex> lock(mu);
+    token = kRemote | next++;
+    pending.emplace(token, std::move(p));
+    return PIPE_RT_OK;
+  }
+
+  const RankMap &ranks;
+  const Manifest &m;
+  std::unique_ptr<Communicator> local;
+  TagSpace tags;
+  double watchdogSeconds;
+  const std::atomic<bool> &failed;
+  std::mutex mu;
+  std::map<pipe_rt_token, Pending> pending;
+  pipe_rt_token next = 1;
+};
+
+} // namespace
+
+bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
+                                     const ScheduleInfo &sched,
+                                     const RankMap &ranks, std::string &error) {
+  Transport &t = *ranks.transport;
+  int covered = t.size() * ranks.devicesPerRank;
+  if (sched.devices != covered) {
+    error = format("schedule '%s' runs on %d devices, but %d ranks x %d "
+                   "devices per rank are %d: launch %d ranks%s",
+                   sched.name.c_str(), sched.devices, t.size(),
+                   ranks.devicesPerRank, covered,
+                   (sched.devices + ranks.devicesPerRank - 1) /
+                       ranks.devicesPerRank,
+                   sched.devices % ranks.devicesPerRank
+                       ? " (with another --devices-per-rank)"
+                       : "");
+    return false;
+  }
+  if (t.size() > 1)
+    for (bool ps : sched.psStage)
+      if (ps) {
+        error = format("schedule '%s' has parameter-server stages, which run "
+                       "in one process: launch one rank",
+                       sched.name.c_str());
+        return false;
+      }
+  if (!transferTags(m, sched, t.maxTag()).fits ||
+      !meetingTags(m, sched, t.maxTag()).fits) {
+    error = format("schedule '%s': its messages of one step need more tags "
+                   "than %s allows (%d)",
+                   sched.name.c_str(), t.name(), t.maxTag());
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Communicator> pipe_rt::rankCommunicator(
+    const RankMap &ranks, const Manifest &m, const ScheduleInfo &sched,
+    std::unique_ptr<Communicator> local, double watchdogSeconds,
+    const std::atomic<bool> &failed) {
+  return std::make_unique<RankCommunicator>(ranks, m, sched, std::move(local),
+                                            watchdogSeconds, failed);
+}
+
+int pipe_rt::exchangeWithRemote(
+    RunState &run, int device, int slot, int step,
+    const std::set<int> &participants, const void *mine, uint64_t bytes,
+    std::map<int, std::vector<unsigned char>> &theirs, std::string &error) {
+  const RankMap &ranks = run.ranks;
+  Transport &t = *ranks.transport;
+  TagSpace tags = meetingTags(*run.m, *run.schedule, t.maxTag());
+  uint64_t devices = uint64_t(run.schedule->devices);
+  std::vector<unsigned char> zeros;
+  if (!mine) {
+    zeros.assign(bytes, 0);
+    mine = zeros.data();
+  }
+  std::vector<uint64_t> requests;
+  std::string peers;
+  for (int q : participants) {
+    if (ranks.isLocal(q))
+      continue;
+    int rank = ranks.rankOf(q);
+    auto tagOf = [&](int from, int to) {
+      return tags.tag(step,
+                      (uint64_t(slot) * devices + uint64_t(from)) * devices +
+                          uint64_t(to));
+    };
+    std::vector<unsigned char> &in = theirs[q];
+    in.resize(bytes);
+    if (int st = post(t, true, Transport::Channel::Collectives, rank,
+                      tagOf(device, q), const_cast<void *>(mine), bytes,
+                      requests, error))
+      return st;
+    if (int st = post(t, false, Transport::Channel::Collectives, rank,
+                      tagOf(q, device), in.data(), bytes, requests, error))
+      return st;
+    t.sentBytes += bytes;
+    t.receivedBytes += bytes;
+    peers += format("%s%d", peers.empty() ? "" : ", ", rank);
+  }
+  double watchdog = run.session->options.watchdog_seconds;
+  return waitAll(t, requests, watchdog, run.failed,
+                 format("rank(s) %s did not join within %g s: stuck?",
+                        peers.c_str(), watchdog),
+                 error);
+}
+
+int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
+                           std::string &error) {
+  Transport &t = *run.ranks.transport;
+  std::vector<double> losses(run.losses.begin(), run.losses.end());
+  std::vector<int64_t> seen(run.lossSeen.begin(), run.lossSeen.end());
+  // Each loss is computed on one rank and is 0 elsewhere: the sum is exact.
+  if (int st = t.allreduceSum(losses.data(), losses.size(), error))
+    return st;
+  if (int st = t.allreduceMax(seen.data(), seen.size(), error))
+    return st;
+  // Other ranks' devices measured 0 here.
+  if (int st = t.allreduceMax(figures.peak.data(), figures.peak.size(), error))
+    return st;
+  if (int st =
+          t.allreduceSum(figures.copied.data(), figures.copied.size(), error))
+    return st;
+  for (size_t i = 0; i < losses.size(); ++i) {
+    run.losses[i] = float(losses[i]);
+    run.lossSeen[i] = seen[i] != 0;
+  }
+  return PIPE_RT_OK;
+}
+
+int pipe_rt::shareParams(RunState &run, const std::vector<int> &owner,
+                         std::string &error) {
+  Transport &t = *run.ranks.transport;
+  pipe_rt_session &s = *run.session;
+  for (size_t p = 0; p < owner.size(); ++p) {
+    if (owner[p] < 0)
+      continue;
+    int root = run.ranks.rankOf(owner[p]);
+    SessionParam &sp = s.params[p];
+    int64_t sizes[3] = {int64_t(sp.state0.size()), int64_t(sp.state1.size()),
+                        sp.step};
+    if (int st = t.broadcast(root, sizes, sizeof(sizes), error))
+      return st;
+    sp.state0.resize(size_t(sizes[0]));
+    sp.state1.resize(size_t(sizes[1]));
+    sp.step = sizes[2];
+    for (auto [data, bytes] :
+         {std::make_pair<void *, uint64_t>(sp.value.data(), sp.value.size()),
+          std::make_pair<void *, uint64_t>(sp.state0.data(),
+                                           sp.state0.size() * sizeof(float)),
+          std::make_pair<void *, uint64_t>(sp.state1.data(),
+                                           sp.state1.size() * sizeof(float))})
+      if (bytes)
+        if (int st = t.broadcast(root, data, bytes, error))
+          return st;
+    if (root != t.rank() && p < s.psShadows.size())
+      s.psShadows[p].valid = false;
+  }
+  return PIPE_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Attaching a session
+//===----------------------------------------------------------------------===//
+
+int pipe_rt::attachTransport(pipe_rt_session *session,
+                             std::shared_ptr<Transport> transport,
+                             int devicesPerRank, std::string &error) {
+  if (!session || !transport || devicesPerRank < 1) {
+    error = "attachTransport: no session or transport, or devices per rank "
+            "< 1";
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  RankMap ranks{transport, devicesPerRank};
+  // Every rank must run the same program with the same rank layout: compare
+  // with rank 0's, then agree on the outcome so that all ranks stop together.
+  int64_t mine[2] = {int64_t(session->manifestHash), devicesPerRank};
+  int64_t rank0[2] = {mine[0], mine[1]};
+  if (int st = transport->broadcast(0, rank0, sizeof(rank0), error))
+    return st;
+  int64_t differs[1] = {
+      (mine[0] != rank0[0] || mine[1] != rank0[1]) ? transport->rank() : 0};
+  if (int st = transport->allreduceMax(differs, 1, error))
+    return st;
+  if (differs[0]) {
+    error = format("rank %d loaded another program than rank 0, or has "
+                   "another --devices-per-rank (every rank must run the same "
+                   "artifact)",
+                   int(differs[0]));
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  for (const ScheduleInfo &sched : session->manifest.schedules)
+    if (!checkScheduleFitsRanks(session->manifest, sched, ranks, error))
+      return PIPE_RT_INVALID_ARGUMENT;
+  session->ranks = std::move(ranks);
+  return PIPE_RT_OK;
+}
+
+Transport *pipe_rt::sessionTransport(pipe_rt_session *session) {
+  return session ? session->ranks.transport.get() : nullptr;
+}

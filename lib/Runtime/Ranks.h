@@ -1,0 +1,77 @@
+//===- Ranks.h - The ranks room of a distributed run ------------*- C++ -*-===//
+//
+// Private to the runtime. What a run needs when its devices live in several
+// processes (pipe/Runtime/Transport.h): which rank executes which device, a
+// Communicator that sends transfers between devices of different ranks over
+// the transport (and keeps those within a rank in process), the exchanges
+// that let a reduce_grad or a clipping meeting include remote devices, and
+// the agreement after a run (losses, params, optimizer state). Message tags
+// are derived from what a message is, so that messages never cross; see
+// docs/distributed.md, "Tags".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_RANKS_H
+#define PIPE_RUNTIME_RANKS_H
+
+#include "Session.h"
+#include "Transfers.h"
+
+#include "pipe/Runtime/Transport.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace pipe_rt {
+
+struct Manifest;
+struct RunState;
+struct ScheduleInfo;
+
+/// Checks that the ranks cover the devices of `sched` and that its messages
+/// have distinct tags within the transport's range.
+bool checkScheduleFitsRanks(const Manifest &m, const ScheduleInfo &sched,
+                            const RankMap &ranks, std::string &error);
+
+/// Transfers between stages on devices of this rank go through `local`,
+/// the others through the transport. `failed` is the run's flag: a wait
+/// for a remote message stops when it is set.
+std::unique_ptr<Communicator>
+rankCommunicator(const RankMap &ranks, const Manifest &m,
+                 const ScheduleInfo &sched, std::unique_ptr<Communicator> local,
+                 double watchdogSeconds, const std::atomic<bool> &failed);
+
+/// A meeting of `participants` across ranks (reduce_grad of param `slot`,
+/// clipping with slot = number of params): `device` sends `mine` (`bytes`,
+/// null: zeros) to every remote participant and receives theirs into
+/// `theirs` (remote device -> bytes). Remote participants only; blocks.
+int exchangeWithRemote(RunState &run, int device, int slot, int step,
+                       const std::set<int> &participants, const void *mine,
+                       uint64_t bytes,
+                       std::map<int, std::vector<unsigned char>> &theirs,
+                       std::string &error);
+
+/// What a run measured on each device (peak bytes; bytes per device and
+/// Lane, at device * 3 + lane); a rank sees only its own devices'.
+struct RunFigures {
+  std::vector<int64_t> peak;
+  std::vector<double> copied;
+};
+
+/// After a successful run on every rank (collective): every rank gets every
+/// loss of the run and every device's figures.
+int agreeAfterRun(RunState &run, RunFigures &figures, std::string &error);
+
+/// Then each rank gets the committed value and optimizer state of the params
+/// other ranks hold; `owner[p]`: the device whose copy of param p is the
+/// committed one (-1: none).
+int shareParams(RunState &run, const std::vector<int> &owner,
+                std::string &error);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_RANKS_H
