@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,6 +25,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Test scripts (test/Distributed/Inputs) run the tools by name.
+llvm_config.with_environment("PATH", config.pipe_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
 tools = ["pipe-opt", "pipe-gen", "pipe-compile", "pipe-runner", "pipe-train"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
@@ -37,3 +40,16 @@ config.substitutions.append(
      ",".join(os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", l)
               for l in ["libmlir_c_runner_utils.so",
                         "libmlir_runner_utils.so"])))
+# Multi-process tests (test/Distributed, `REQUIRES: mpi`): Open MPI's
+# mpirun with one process per rank. CI runs as root on 2 cores, so the
+# harness allows root and oversubscription, binds no rank to a core and
+# gives each rank one BLAS thread; `timeout` ends a stuck job (mpirun then
+# ends its ranks) so that no test hangs or leaves a process behind.
+if config.pipe_has_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpirun",
+     "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+     "OMPI_MCA_btl_vader_single_copy_mechanism=none OPENBLAS_NUM_THREADS=1 "
+     "timeout --kill-after=10 240 mpirun --oversubscribe --bind-to none "
+     "-x OPENBLAS_NUM_THREADS"))

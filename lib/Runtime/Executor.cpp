@@ -263,15 +263,20 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
 
   // Success: commit the params and optimizer state. Replicas must agree.
   // Every device copy is read back first, so a failing copy commits nothing.
-  // Each param's copy is its lowest holder's; ranks without it get it next.
+  // Each param's copy is its lowest local holder's (all holders' agree);
+  // ranks holding none keep theirs until shareParams.
   std::vector<int> owner(m.params.size(), -1);
   std::vector<std::vector<unsigned char>> finals(m.params.size());
   for (size_t p = 0; p < m.params.size(); ++p) {
     const std::set<int> &holders = run->holders[p];
     if (holders.empty())
       continue;
-    owner[p] = *holders.begin();
-    if (!run->ranks.isLocal(owner[p]))
+    for (int d : holders)
+      if (run->ranks.isLocal(d)) {
+        owner[p] = d;
+        break;
+      }
+    if (owner[p] < 0)
       continue;
     int first = owner[p];
     const Buffer &v = *run->devices[first]->params[int(p)].value;
@@ -301,8 +306,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   }
   for (size_t p = 0; p < m.params.size(); ++p) {
     SessionParam &sp = session->params[p];
-    if (owner[p] >= 0) {
-      if (!run->ranks.isLocal(owner[p]))
+    if (!run->holders[p].empty()) {
+      if (owner[p] < 0)
         continue;
       sp.value.swap(finals[p]);
       session->psShadows[p].valid = false;
@@ -314,9 +319,6 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       run->ps.commit(*session, int(p));
     }
   }
-  if (run->ranks.transport)
-    if (int st = shareParams(*run, owner, error))
-      return runFail(st, error);
   if (losses)
     std::copy(run->losses.begin(), run->losses.end(), losses);
   session->error.clear();

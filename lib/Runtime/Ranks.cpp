@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 using namespace pipe_rt;
@@ -229,6 +230,112 @@ private:
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Agreements
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Waits for the one request of `rank`, naming it when it is late.
+int waitForRank(Transport &t, uint64_t request, int rank, const char *what,
+                std::string &error) {
+  std::vector<uint64_t> one = {request};
+  std::atomic<bool> never{false};
+  return waitAll(t, one, t.watchdogSeconds, never,
+                 format("rank %d did not join %s within %g s: is rank %d "
+                        "stuck?",
+                        rank, what, t.watchdogSeconds, rank),
+                 error);
+}
+
+/// Rank 0 gathers every rank's `bytes` and folds them in rank order with
+/// `combine(into, from)`, then sends the result back: the same bytes
+/// everywhere.
+int agree(Transport &t, void *data, uint64_t bytes,
+          const std::function<void(void *, const void *)> &combine,
+          const char *what, std::string &error) {
+  int tag = int(t.agreements++ % (uint64_t(t.maxTag()) + 1));
+  auto channel = Transport::Channel::Agreements;
+  std::vector<uint64_t> requests;
+  if (t.rank() != 0) {
+    if (int st = post(t, true, channel, 0, tag, data, bytes, requests, error))
+      return st;
+    if (int st = post(t, false, channel, 0, tag, data, bytes, requests, error))
+      return st;
+    for (uint64_t r : requests)
+      if (int st = waitForRank(t, r, 0, what, error))
+        return st;
+    return PIPE_RT_OK;
+  }
+  std::vector<unsigned char> theirs(bytes);
+  for (int rank = 1; rank < t.size(); ++rank) {
+    requests.clear();
+    if (int st = post(t, false, channel, rank, tag, theirs.data(), bytes,
+                      requests, error))
+      return st;
+    for (uint64_t r : requests)
+      if (int st = waitForRank(t, r, rank, what, error))
+        return st;
+    combine(data, theirs.data());
+  }
+  for (int rank = 1; rank < t.size(); ++rank) {
+    requests.clear();
+    if (int st =
+            post(t, true, channel, rank, tag, data, bytes, requests, error))
+      return st;
+    for (uint64_t r : requests)
+      if (int st = waitForRank(t, r, rank, what, error))
+        return st;
+  }
+  return PIPE_RT_OK;
+}
+
+} // namespace
+
+int pipe_rt::agreeSum(Transport &t, double *data, uint64_t count,
+                      const char *what, std::string &error) {
+  return agree(
+      t, data, count * sizeof(double),
+      [count](void *into, const void *from) {
+        for (uint64_t i = 0; i < count; ++i)
+          static_cast<double *>(into)[i] +=
+              static_cast<const double *>(from)[i];
+      },
+      what, error);
+}
+
+int pipe_rt::agreeMax(Transport &t, int64_t *data, uint64_t count,
+                      const char *what, std::string &error) {
+  return agree(
+      t, data, count * sizeof(int64_t),
+      [count](void *into, const void *from) {
+        for (uint64_t i = 0; i < count; ++i)
+          static_cast<int64_t *>(into)[i] =
+              std::max(static_cast<int64_t *>(into)[i],
+                       static_cast<const int64_t *>(from)[i]);
+      },
+      what, error);
+}
+
+int pipe_rt::agreeOn(Transport &t, int root, void *data, uint64_t bytes,
+                     const char *what, std::string &error) {
+  int tag = int(t.agreements++ % (uint64_t(t.maxTag()) + 1));
+  auto channel = Transport::Channel::Agreements;
+  for (int rank = 0; rank < t.size(); ++rank) {
+    if (rank == root || (t.rank() != root && t.rank() != rank))
+      continue;
+    int peer = t.rank() == root ? rank : root;
+    std::vector<uint64_t> requests;
+    if (int st = post(t, t.rank() == root, channel, peer, tag, data, bytes,
+                      requests, error))
+      return st;
+    for (uint64_t r : requests)
+      if (int st = waitForRank(t, r, peer, what, error))
+        return st;
+  }
+  return PIPE_RT_OK;
+}
+
 bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                                      const ScheduleInfo &sched,
                                      const RankMap &ranks, std::string &error) {
@@ -298,11 +405,11 @@ int pipe_rt::exchangeWithRemote(
     };
     std::vector<unsigned char> &in = theirs[q];
     in.resize(bytes);
-    if (int st = post(t, true, Transport::Channel::Collectives, rank,
-                      tagOf(device, q), const_cast<void *>(mine), bytes,
-                      requests, error))
+    if (int st =
+            post(t, true, Transport::Channel::Meetings, rank, tagOf(device, q),
+                 const_cast<void *>(mine), bytes, requests, error))
       return st;
-    if (int st = post(t, false, Transport::Channel::Collectives, rank,
+    if (int st = post(t, false, Transport::Channel::Meetings, rank,
                       tagOf(q, device), in.data(), bytes, requests, error))
       return st;
     t.sentBytes += bytes;
@@ -322,15 +429,17 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
   std::vector<double> losses(run.losses.begin(), run.losses.end());
   std::vector<int64_t> seen(run.lossSeen.begin(), run.lossSeen.end());
   // Each loss is computed on one rank and is 0 elsewhere: the sum is exact.
-  if (int st = t.allreduceSum(losses.data(), losses.size(), error))
+  const char *what = "the agreement after the run";
+  if (int st = agreeSum(t, losses.data(), losses.size(), what, error))
     return st;
-  if (int st = t.allreduceMax(seen.data(), seen.size(), error))
+  if (int st = agreeMax(t, seen.data(), seen.size(), what, error))
     return st;
   // Other ranks' devices measured 0 here.
-  if (int st = t.allreduceMax(figures.peak.data(), figures.peak.size(), error))
-    return st;
   if (int st =
-          t.allreduceSum(figures.copied.data(), figures.copied.size(), error))
+          agreeMax(t, figures.peak.data(), figures.peak.size(), what, error))
+    return st;
+  if (int st = agreeSum(t, figures.copied.data(), figures.copied.size(), what,
+                        error))
     return st;
   for (size_t i = 0; i < losses.size(); ++i) {
     run.losses[i] = float(losses[i]);
@@ -339,18 +448,26 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
   return PIPE_RT_OK;
 }
 
-int pipe_rt::shareParams(RunState &run, const std::vector<int> &owner,
-                         std::string &error) {
-  Transport &t = *run.ranks.transport;
-  pipe_rt_session &s = *run.session;
-  for (size_t p = 0; p < owner.size(); ++p) {
-    if (owner[p] < 0)
+int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
+  Transport *transport = session ? session->ranks.transport.get() : nullptr;
+  if (!transport)
+    return PIPE_RT_OK;
+  Transport &t = *transport;
+  const Manifest &m = session->manifest;
+  const char *what = "sharing the params";
+  for (size_t p = 0; p < m.params.size(); ++p) {
+    // The committed copy is the one of the lowest device reading the param.
+    int lowest = -1;
+    for (int stage : m.paramReaders[p])
+      if (lowest < 0 || m.stages[stage].device < lowest)
+        lowest = m.stages[stage].device;
+    if (lowest < 0)
       continue;
-    int root = run.ranks.rankOf(owner[p]);
-    SessionParam &sp = s.params[p];
+    int root = session->ranks.rankOf(lowest);
+    SessionParam &sp = session->params[p];
     int64_t sizes[3] = {int64_t(sp.state0.size()), int64_t(sp.state1.size()),
                         sp.step};
-    if (int st = t.broadcast(root, sizes, sizeof(sizes), error))
+    if (int st = agreeOn(t, root, sizes, sizeof(sizes), what, error))
       return st;
     sp.state0.resize(size_t(sizes[0]));
     sp.state1.resize(size_t(sizes[1]));
@@ -362,10 +479,10 @@ int pipe_rt::shareParams(RunState &run, const std::vector<int> &owner,
           std::make_pair<void *, uint64_t>(sp.state1.data(),
                                            sp.state1.size() * sizeof(float))})
       if (bytes)
-        if (int st = t.broadcast(root, data, bytes, error))
+        if (int st = agreeOn(t, root, data, bytes, what, error))
           return st;
-    if (root != t.rank() && p < s.psShadows.size())
-      s.psShadows[p].valid = false;
+    if (root != t.rank() && p < session->psShadows.size())
+      session->psShadows[p].valid = false;
   }
   return PIPE_RT_OK;
 }
@@ -387,11 +504,13 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
   // with rank 0's, then agree on the outcome so that all ranks stop together.
   int64_t mine[2] = {int64_t(session->manifestHash), devicesPerRank};
   int64_t rank0[2] = {mine[0], mine[1]};
-  if (int st = transport->broadcast(0, rank0, sizeof(rank0), error))
+  transport->watchdogSeconds = session->options.watchdog_seconds;
+  const char *what = "the start-up check";
+  if (int st = agreeOn(*transport, 0, rank0, sizeof(rank0), what, error))
     return st;
   int64_t differs[1] = {
       (mine[0] != rank0[0] || mine[1] != rank0[1]) ? transport->rank() : 0};
-  if (int st = transport->allreduceMax(differs, 1, error))
+  if (int st = agreeMax(*transport, differs, 1, what, error))
     return st;
   if (differs[0]) {
     error = format("rank %d loaded another program than rank 0, or has "

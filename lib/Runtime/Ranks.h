@@ -66,12 +66,6 @@ struct RunFigures {
 /// loss of the run and every device's figures.
 int agreeAfterRun(RunState &run, RunFigures &figures, std::string &error);
 
-/// Then each rank gets the committed value and optimizer state of the params
-/// other ranks hold; `owner[p]`: the device whose copy of param p is the
-/// committed one (-1: none).
-int shareParams(RunState &run, const std::vector<int> &owner,
-                std::string &error);
-
 } // namespace pipe_rt
 
 #endif // PIPE_RUNTIME_RANKS_H

@@ -149,6 +149,8 @@ private:
   bool writeLog(const std::string &line);
   bool evaluate(int64_t step, double &loss);
   bool checkpoint(int64_t step, bool periodic);
+  bool share(int64_t step);
+  int64_t sharedStep = -1;
   bool finish(int64_t step);
   bool writeProfile();
   TrainerState state(int64_t step) const;
@@ -452,12 +454,23 @@ bool Trainer::writeLog(const std::string &line) {
   return true;
 }
 
+/// Distributed runs: every rank gets every param before anything is
+/// written (once per step).
+bool Trainer::share(int64_t step) {
+  if (!o.shareState || sharedStep == step)
+    return true;
+  sharedStep = step;
+  return o.shareState(error);
+}
+
 /// Writes the checkpoint of `step`. A periodic one that cannot be written is
 /// a warning (the previous one stays and training goes on: the disk may
 /// have room again by the next); a non-finite state is never written.
 bool Trainer::checkpoint(int64_t step, bool periodic) {
   if (o.checkpointPath.empty() || lastCheckpoint == step)
     return true;
+  if (!share(step))
+    return false;
   if (!o.writesCheckpoints) {
     lastCheckpoint = step;
     return true;
@@ -493,6 +506,7 @@ bool Trainer::finish(int64_t step) {
     double loss;
     attempt(evaluate(step, loss));
   }
+  attempt(share(step));
   attempt(checkpoint(step, false));
   if (!summary.interrupted && !o.saveWeights.empty()) {
     std::string why;

@@ -48,7 +48,8 @@ void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
 /// One rank's share of the trainer's outputs: rank 0 prints and writes
 /// every file; each rank writes its own profile (PATH for rank 0,
 /// PATH.rankR for the others) with its transport figures.
-void distribute(pipe_rt::Transport &t, pipe_rt::TrainerOptions &training) {
+void distribute(pipe_rt::Transport &t, pipe_rt_session *session,
+                pipe_rt::TrainerOptions &training) {
   int rank = t.rank();
   if (rank != 0) {
     training.print = [](const std::string &) {};
@@ -62,12 +63,16 @@ void distribute(pipe_rt::Transport &t, pipe_rt::TrainerOptions &training) {
   training.agreeToStop = [&t](bool stop) {
     int64_t any = stop;
     std::string error;
-    if (t.allreduceMax(&any, 1, error) != PIPE_RT_OK) {
+    if (pipe_rt::agreeMax(t, &any, 1, "the stop check", error) !=
+        PIPE_RT_OK) {
       std::fprintf(stderr, "pipe-runner: rank %d: %s\n", t.rank(),
                    error.c_str());
       t.abortJob(pipe_rt::ExitError);
     }
     return any != 0;
+  };
+  training.shareState = [session](std::string &error) {
+    return pipe_rt::shareParams(session, error) == PIPE_RT_OK;
   };
   std::function<std::string()> extra = training.profileExtra;
   training.profileExtra = [&t, extra] {
@@ -335,7 +340,7 @@ int main(int argc, char **argv) {
           ": " + message);
       transport->abortJob(pipe_rt::ExitError);
     }
-    distribute(*transport, training);
+    distribute(*transport, session, training);
   }
 #endif
 #ifdef PIPE_RUNNER_CUDA

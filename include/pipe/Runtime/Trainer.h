@@ -126,6 +126,9 @@ struct TrainerOptions {
   /// Distributed runs: combines every rank's wish to stop (a signal) before
   /// each step, so that all ranks stop at the same one; null in one process.
   std::function<bool(bool)> agreeToStop;
+  /// Distributed runs: gives every rank every param (pipe_rt::shareParams)
+  /// before a checkpoint or the final outputs; false with `error` on failure.
+  std::function<bool(std::string &error)> shareState;
   /// Installs SIGINT/SIGTERM handlers for the duration of runTraining (the
   /// previous ones are restored; a second signal kills the process).
   bool handleSignals = true;

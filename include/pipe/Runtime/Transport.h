@@ -28,7 +28,7 @@ class Transport {
 public:
   /// Independent tag spaces: a message on one never matches a receive on
   /// another.
-  enum class Channel { Transfers, Collectives };
+  enum class Channel { Transfers, Meetings, Agreements };
 
   virtual ~Transport();
   virtual const char *name() const = 0;
@@ -48,16 +48,14 @@ public:
   /// of another size than posted is PIPE_RT_SIZE_MISMATCH.
   virtual int test(uint64_t request, bool &done, std::string &error) = 0;
 
-  // Collectives: every rank calls them in the same order, from one thread,
-  // outside a run.
-  virtual int allreduceSum(double *data, uint64_t count,
-                           std::string &error) = 0;
-  virtual int allreduceMax(int64_t *data, uint64_t count,
-                           std::string &error) = 0;
-  virtual int broadcast(int root, void *data, uint64_t bytes,
-                        std::string &error) = 0;
   /// Ends every rank of the job now (after a fatal error on this one).
   [[noreturn]] virtual void abortJob(int exitCode) = 0;
+
+  /// How long a rank waits for a peer before it reports the peer stuck
+  /// (the session's watchdog; set by attachTransport).
+  double watchdogSeconds = 60;
+  /// Agreements made so far (their tags); the same on every rank.
+  uint64_t agreements = 0;
 
   /// Bytes this rank sent and received so far, and the time its device
   /// threads spent waiting for messages (for the profile).
@@ -71,12 +69,30 @@ public:
 /// executes devices [r * devicesPerRank, (r + 1) * devicesPerRank) of every
 /// schedule. Checks that every rank loaded the same program and that the
 /// ranks cover each schedule's devices exactly (a clear error otherwise,
-/// before any step); collective. After each run every rank holds every
-/// param, its optimizer state and every loss, so checkpoints, evaluation and
-/// the trainer work as in one process.
+/// before any step); collective. After each run every rank holds every loss
+/// and the memory figures of every device; see shareParams for the params.
 int attachTransport(pipe_rt_session *session,
                     std::shared_ptr<Transport> transport, int devicesPerRank,
                     std::string &error);
+
+/// Agreements of the ranks (collective: every rank calls them in the same
+/// order, from one thread, outside a run). Point-to-point through rank 0,
+/// which combines in rank order, so that every wait names the peer it waits
+/// for when the watchdog fires ("rank 1 did not join ...: stuck?").
+int agreeSum(Transport &t, double *data, uint64_t count, const char *what,
+             std::string &error);
+int agreeMax(Transport &t, int64_t *data, uint64_t count, const char *what,
+             std::string &error);
+/// Every rank gets rank `root`'s `bytes` at `data`.
+int agreeOn(Transport &t, int root, void *data, uint64_t bytes,
+            const char *what, std::string &error);
+
+/// Each rank commits, after a run, the params its own devices hold: every
+/// rank has what its next run needs, but not the params of other ranks.
+/// This gives every rank every param's value and optimizer state (from the
+/// rank of the lowest device reading it), as before writing a checkpoint or
+/// the weights; collective. A no-op in one process.
+int shareParams(pipe_rt_session *session, std::string &error);
 
 /// The transport of `session`; null when it runs in one process.
 Transport *sessionTransport(pipe_rt_session *session);

@@ -1,7 +1,9 @@
 //===- MPITransport.cpp - pipe_rt::Transport over MPI ---------------------===//
 //
-// Two duplicates of MPI_COMM_WORLD, one per Transport::Channel, so that the
-// transfers' tags and the meetings' never meet. Device threads post and
+// A duplicate of MPI_COMM_WORLD per Transport::Channel, so that the tags of
+// transfers, meetings and agreements never meet. Point to point only: the
+// ranks' agreements are built on it (Ranks.cpp) so that a stuck peer is
+// named, which a blocking MPI collective cannot do. Device threads post and
 // test concurrently; one mutex serialises the MPI calls (needs at least
 // MPI_THREAD_SERIALIZED; requests MPI_THREAD_MULTIPLE), and completion is
 // polled with MPI_Test so that no thread ever blocks inside MPI holding it.
@@ -32,25 +34,22 @@ std::string mpiError(const char *what, int code) {
   return std::string(what) + ": " + std::string(text, size_t(length));
 }
 
-/// Collectives move at most this much per call (MPI counts are ints).
-constexpr uint64_t kMaxPart = uint64_t(1) << 30;
-
 class MPITransport final : public Transport {
 public:
   MPITransport(bool initialized) : initialized(initialized) {
     MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
-    for (MPI_Comm *comm : {&transfers, &collectives}) {
-      MPI_Comm_dup(MPI_COMM_WORLD, comm);
-      MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+    for (MPI_Comm &comm : comms) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     }
     int *ub = nullptr, found = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
     tagUpperBound = found && ub ? *ub : 32767;
   }
   ~MPITransport() override {
-    MPI_Comm_free(&transfers);
-    MPI_Comm_free(&collectives);
+    for (MPI_Comm &comm : comms)
+      MPI_Comm_free(&comm);
     if (initialized)
       MPI_Finalize();
   }
@@ -106,30 +105,6 @@ public:
     return PIPE_RT_OK;
   }
 
-  int allreduceSum(double *data, uint64_t count, std::string &error) override {
-    return checked("MPI_Allreduce",
-                   MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_DOUBLE,
-                                 MPI_SUM, collectives),
-                   error);
-  }
-  int allreduceMax(int64_t *data, uint64_t count, std::string &error) override {
-    return checked("MPI_Allreduce",
-                   MPI_Allreduce(MPI_IN_PLACE, data, int(count), MPI_INT64_T,
-                                 MPI_MAX, collectives),
-                   error);
-  }
-  int broadcast(int root, void *data, uint64_t bytes,
-                std::string &error) override {
-    for (uint64_t at = 0; at < bytes; at += kMaxPart) {
-      int part = int(std::min(kMaxPart, bytes - at));
-      if (int st = checked("MPI_Bcast",
-                           MPI_Bcast(static_cast<char *>(data) + at, part,
-                                     MPI_BYTE, root, collectives),
-                           error))
-        return st;
-    }
-    return PIPE_RT_OK;
-  }
   [[noreturn]] void abortJob(int exitCode) override {
     MPI_Abort(MPI_COMM_WORLD, exitCode);
     std::_Exit(exitCode);
@@ -157,7 +132,7 @@ private:
       error = "MPI: message out of range (bytes, tag or rank)";
       return PIPE_RT_INVALID_ARGUMENT;
     }
-    MPI_Comm comm = channel == Channel::Transfers ? transfers : collectives;
+    MPI_Comm comm = comms[int(channel)];
     std::lock_guard<std::mutex> lock(mu);
     Posted p{MPI_REQUEST_NULL, bytes, peer, !sending};
     int rc = sending ? MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag, comm,
@@ -173,7 +148,7 @@ private:
 
   bool initialized;
   int myRank = 0, worldSize = 1, tagUpperBound = 32767;
-  MPI_Comm transfers = MPI_COMM_NULL, collectives = MPI_COMM_NULL;
+  MPI_Comm comms[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   std::mutex mu;
   std::map<uint64_t, Posted> requests;
   uint64_t nextRequest = 1;
