@@ -176,14 +176,14 @@ public:
       pending.erase(it);
     }
     int rank = ranks.rankOf(p.peer);
-    std::string late =
-        p.sending
-            ? format("rank %d (device %d) took nothing within %g s: is rank "
-                     "%d stuck?",
-                     rank, p.peer, watchdogSeconds, rank)
-            : format("rank %d (device %d) sent nothing within %g s: is rank "
-                     "%d stuck?",
-                     rank, p.peer, watchdogSeconds, rank);
+    std::string late = format(
+        "device %d: %s %s s%d->s%d mb %d step %d: rank %d (device %d) %s "
+        "within %g s: is rank %d stuck?",
+        device, p.sending ? "send" : "recv",
+        p.key.kind == PIPE_RT_CHANNEL_ACTIVATION ? "activation" : "gradient",
+        p.key.src_stage, p.key.dst_stage, p.key.micro_batch, p.key.step, rank,
+        p.peer, p.sending ? "took nothing" : "sent nothing", watchdogSeconds,
+        rank);
     return waitAll(*ranks.transport, p.requests, watchdogSeconds, failed, late,
                    error);
   }
@@ -192,6 +192,7 @@ private:
   struct Pending {
     int peer = -1;
     bool sending = false;
+    pipe_rt_channel_key key{};
     std::vector<unsigned char> buffer; // a send's copy of the payload
     std::vector<uint64_t> requests;
   };

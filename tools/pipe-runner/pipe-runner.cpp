@@ -376,10 +376,11 @@ int main(int argc, char **argv) {
   if (!ok)
     return die(message);
   if (summary.interrupted) {
-    std::printf("stopped at step %lld%s\n", (long long)summary.steps,
-                summary.checkpointWritten.empty()
-                    ? " (no --checkpoint: progress is lost)"
-                    : "; continue with --resume");
+    if (!transport || transport->rank() == 0)
+      std::printf("stopped at step %lld%s\n", (long long)summary.steps,
+                  summary.checkpointWritten.empty()
+                      ? " (no --checkpoint: progress is lost)"
+                      : "; continue with --resume");
     return pipe_rt::ExitInterrupted;
   }
   return pipe_rt::ExitOk;
