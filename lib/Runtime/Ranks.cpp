@@ -147,7 +147,7 @@ public:
     const auto *bytesIn = static_cast<const unsigned char *>(payload);
     p.buffer.assign(bytesIn, bytesIn + bytes);
     ranks.transport->sentBytes += bytes;
-    return postRemote(key, std::move(p), p.buffer.data(), bytes, token, error);
+    return postRemote(key, std::move(p), nullptr, bytes, token, error);
   }
 
   int recv(int device, const pipe_rt_channel_key &key, void *target,
@@ -198,8 +198,13 @@ private:
   };
   static constexpr pipe_rt_token kRemote = pipe_rt_token(1) << 63;
 
+  /// `data`: a recv's target; a send's is its copy (the vector's heap
+  /// buffer, which stays where it is when `p` moves).
   int postRemote(const pipe_rt_channel_key &key, Pending p, void *data,
                  uint64_t bytes, pipe_rt_token &token, std::string &error) {
+    p.key = key;
+    if (p.sending)
+      data = p.buffer.data();
     uint64_t stages = m.stages.size();
     uint64_t within =
         ((uint64_t(key.micro_batch) * stages + uint64_t(key.src_stage)) *
@@ -393,12 +398,15 @@ int pipe_rt::exchangeWithRemote(
     zeros.assign(bytes, 0);
     mine = zeros.data();
   }
-  std::vector<uint64_t> requests;
-  std::string peers;
+  // Each remote participant's requests, waited for peer by peer so that a
+  // late one is named.
+  std::vector<std::pair<int, std::vector<uint64_t>>> byPeer;
   for (int q : participants) {
     if (ranks.isLocal(q))
       continue;
     int rank = ranks.rankOf(q);
+    byPeer.push_back({q, {}});
+    std::vector<uint64_t> &requests = byPeer.back().second;
     auto tagOf = [&](int from, int to) {
       return tags.tag(step,
                       (uint64_t(slot) * devices + uint64_t(from)) * devices +
@@ -415,13 +423,18 @@ int pipe_rt::exchangeWithRemote(
       return st;
     t.sentBytes += bytes;
     t.receivedBytes += bytes;
-    peers += format("%s%d", peers.empty() ? "" : ", ", rank);
   }
   double watchdog = run.session->options.watchdog_seconds;
-  return waitAll(t, requests, watchdog, run.failed,
-                 format("rank(s) %s did not join within %g s: stuck?",
-                        peers.c_str(), watchdog),
-                 error);
+  for (auto &[q, requests] : byPeer) {
+    int rank = ranks.rankOf(q);
+    if (int st = waitAll(t, requests, watchdog, run.failed,
+                         format("rank %d (device %d) did not join within %g "
+                                "s: is rank %d stuck?",
+                                rank, q, watchdog, rank),
+                         error))
+      return st;
+  }
+  return PIPE_RT_OK;
 }
 
 int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,

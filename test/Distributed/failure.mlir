@@ -9,8 +9,17 @@
 // RUN: pipe-gen --model=tiny-gpt | pipe-opt --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-differentiate --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=2" -o %t/kill.mlir
 // RUN: pipe-compile %t/kill.mlir -o %t/kill.so --weights %t/kill.w0 -O 0
 // RUN: %python %S/../e2e/Inputs/make-data.py %t/data.safetensors input0:I64:2x2x16:64 input1:I64:2x2x16:61
+//
+// A rank count that does not cover the program's devices is an error on
+// every rank before any step; --devices-per-rank keeps several on one.
+// RUN: not %mpirun -np 3 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=RANKS
+// RUN: %mpirun -np 1 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 --devices-per-rank 2 | FileCheck %s --check-prefix=ONE
 // RUN: env MPIRUN="%mpirun" %S/Inputs/kill-rank.sh %t STOP | FileCheck %s --check-prefix=STOP
 // RUN: env MPIRUN="%mpirun" %S/Inputs/kill-rank.sh %t KILL | FileCheck %s --check-prefix=KILL
+
+// RANKS: rank {{[0-2]}}: {{.*}}kill.so: schedule 'forward_placement_1f1b' runs on 2 devices, but 3 ranks x 1 devices per rank are 3: launch 2 ranks
+// RANKS-NOT: step 1/1
+// ONE: step 1/1
 
 // STOP: job ended after {{[0-9]|1[0-3]}} s, exit non-zero
 // STOP-NEXT: rank 0: {{.*}}rank 1 {{.*}}within 3 s: is rank 1 stuck?
