@@ -105,6 +105,9 @@ Output:
                          writes DIR/program.o and program.so for
                          pipe-runner-cuda, and DIR/cpu.so, the same program
                          for the CPU, as its reference (scripts/gpu-check)
+  --ranks N              compile once, then train as N MPI ranks (one
+                         process per device): mpirun -np N pipe-runner
+                         with the artifact (docs/distributed.md)
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -121,6 +124,7 @@ struct CompileFlags {
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   bool sizesGiven = false;
   int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
+  int64_t ranks = 0; // 0: in this process
   // Given on the command line: L2L sets both itself and rejects them.
   bool devicesGiven = false, stagesPerDeviceGiven = false;
   std::string partitioner, deviceModel, schedule = "1f1b",
@@ -220,6 +224,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       flags.constantMemory = true;
     else if (a == "--artifact")
       ok = value(flags.artifact);
+    else if (a == "--ranks")
+      ok = count(flags.ranks, 1, 4096);
     else if (a == "--target")
       ok = oneOf(flags.target, {"cpu", "cuda"});
     else if (a == "--chip")
@@ -520,7 +526,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
     return fail("lowering to LLVM failed (see above)");
 
   std::unique_ptr<pipe::HostJIT> jit;
-  if (!flags.artifact.empty()) {
+  if (!flags.artifact.empty() || flags.ranks > 0) {
     std::string library = (dir + "/program.so").str();
     if (llvm::Error err =
             pipe::writeSharedLibrary(*module, library, flags.optLevel))
@@ -532,6 +538,17 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
     std::vector<std::string> command{runner.str().str(), library, "--weights",
                                      weights};
     command.insert(command.end(), rest.begin(), rest.end());
+    if (flags.ranks > 0) {
+      // One host: more ranks than cores is allowed (--oversubscribe).
+      llvm::ErrorOr<std::string> mpirun =
+          llvm::sys::findProgramByName("mpirun");
+      if (!mpirun)
+        return fail("--ranks: no mpirun on PATH (install openmpi-bin)");
+      command.insert(command.begin(), {*mpirun, "-np",
+                                       std::to_string(flags.ranks),
+                                       "--oversubscribe"});
+      command.insert(command.end(), {"--transport", "mpi"});
+    }
     double compileSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -544,8 +561,8 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
       return fail("no pipe-runner next to pipe-train (" + runner + ")");
     SmallVector<StringRef> args(command.begin(), command.end());
     std::string message;
-    int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt, {}, 0, 0,
-                                       &message);
+    int rc = llvm::sys::ExecuteAndWait(command.front(), args, std::nullopt, {},
+                                       0, 0, &message);
     if (rc < 0)
       return fail("running pipe-runner failed: " + message);
     return rc;
@@ -619,6 +636,11 @@ int main(int argc, char **argv) {
   if (flags.target == "cuda" && flags.artifact.empty())
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",
+                pipe_rt::ExitUsage);
+  if (flags.ranks > 0 && flags.target == "cuda")
+    return fail("--ranks: GPU runs across ranks need a GPU transport "
+                "(NCCL), which pipe-runner-cuda does not have yet; the MPI "
+                "transport moves host memory",
                 pipe_rt::ExitUsage);
   if (!trainer.weights.empty())
     return fail("--weights is pipe-runner's; pipe-train starts from the "
