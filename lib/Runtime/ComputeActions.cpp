@@ -255,7 +255,10 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         BufferPtr seed;
         if (int st = run.memory.alloc(ctx->device, 4, "loss seed", seed, error))
           return fail(ctx, st, what + ": " + error);
-        float seedValue = float(m.lossSeed / run.schedule->microbatches);
+        // A mean over every replica's micro-batches: the replicas' summed
+        // gradients are then the whole step's.
+        float seedValue = float(m.lossSeed / (run.schedule->microbatches *
+                                              run.ranks.replicas));
         if (int st =
                 run.memory.toDevice(Lane::Compute, *seed, &seedValue, 4, error))
           return fail(ctx, st, what + ": loss seed: " + error);
@@ -484,6 +487,38 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
   return PIPE_RT_OK;
 }
 
+/// Data parallelism: `grad` becomes the sum of every replica's gradient of
+/// `param`, added in replica order (the same total on every replica).
+int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
+                    const TypeInfo &t, const std::string &what,
+                    BufferPtr &grad) {
+  RunState &run = *ctx->run;
+  std::map<int, std::vector<unsigned char>> theirs;
+  std::string error;
+  double t0 = run.now();
+  if (int st = exchangeWithReplicas(run, ctx->device, param, step, grad->data,
+                                    t.bytes(), theirs, error))
+    return fail(ctx, st, what + ": " + error);
+  BufferPtr total;
+  if (int st = zeros(ctx, t, what, total))
+    return st;
+  for (int q = 0; q < run.ranks.replicas; ++q) {
+    BufferPtr g = grad;
+    if (q != run.ranks.replica()) {
+      if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(), g,
+                                    error))
+        return fail(ctx, st, what + ": " + error);
+      std::memcpy(g->data, theirs[q].data(), t.bytes());
+    }
+    if (int st = addInto(*total, *g, t, error))
+      return fail(ctx, st, what + ": " + error);
+  }
+  grad = total;
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
 pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
                                 SessionParam &state, const float *grad,
                                 size_t n, float scale) {
@@ -615,6 +650,9 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
     BufferPtr grad = g->second;
     ds.grads.erase(g);
     lock.unlock();
+    if (run.ranks.replicas > 1)
+      if (int st = sumOverReplicas(ctx, pid, step, t, what, grad))
+        return st;
     SessionParam &state = run.deviceOptState[ctx->device][pid];
     // The optimizer runs on the host (HostOptimizer.h): a device the host
     // cannot address gets the param and gradient staged through host memory.

@@ -346,14 +346,16 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                                      const ScheduleInfo &sched,
                                      const RankMap &ranks, std::string &error) {
   Transport &t = *ranks.transport;
-  int covered = t.size() * ranks.devicesPerRank;
+  int covered = ranks.ranksPerReplica * ranks.devicesPerRank;
   if (sched.devices != covered) {
-    error = format("schedule '%s' runs on %d devices, but %d ranks x %d "
+    std::string replicas =
+        ranks.replicas > 1 ? format(" (of %d replicas)", ranks.replicas) : "";
+    error = format("schedule '%s' runs on %d devices, but %d ranks%s x %d "
                    "devices per rank are %d: launch %d ranks%s",
-                   sched.name.c_str(), sched.devices, t.size(),
-                   ranks.devicesPerRank, covered,
-                   (sched.devices + ranks.devicesPerRank - 1) /
-                       ranks.devicesPerRank,
+                   sched.name.c_str(), sched.devices, ranks.ranksPerReplica,
+                   replicas.c_str(), ranks.devicesPerRank, covered,
+                   ranks.replicas * ((sched.devices + ranks.devicesPerRank - 1) /
+                                     ranks.devicesPerRank),
                    sched.devices % ranks.devicesPerRank
                        ? " (with another --devices-per-rank)"
                        : "");
@@ -437,6 +439,49 @@ int pipe_rt::exchangeWithRemote(
   return PIPE_RT_OK;
 }
 
+int pipe_rt::exchangeWithReplicas(
+    RunState &run, int device, int param, int step, const void *mine,
+    uint64_t bytes, std::map<int, std::vector<unsigned char>> &theirs,
+    std::string &error) {
+  const RankMap &ranks = run.ranks;
+  Transport &t = *ranks.transport;
+  TagSpace tags = meetingTags(*run.m, *run.schedule, t.maxTag());
+  uint64_t devices = uint64_t(run.schedule->devices);
+  // The pair (device, device): a reduce_grad's pairs are of two devices.
+  int tag = tags.tag(step, (uint64_t(param) * devices + uint64_t(device)) *
+                                   devices +
+                               uint64_t(device));
+  std::vector<std::pair<int, std::vector<uint64_t>>> byReplica;
+  for (int q = 0; q < ranks.replicas; ++q) {
+    if (q == ranks.replica())
+      continue;
+    int rank = ranks.rankOf(device, q);
+    byReplica.push_back({q, {}});
+    std::vector<uint64_t> &requests = byReplica.back().second;
+    std::vector<unsigned char> &in = theirs[q];
+    in.resize(bytes);
+    if (int st = post(t, true, Transport::Channel::Meetings, rank, tag,
+                      const_cast<void *>(mine), bytes, requests, error))
+      return st;
+    if (int st = post(t, false, Transport::Channel::Meetings, rank, tag,
+                      in.data(), bytes, requests, error))
+      return st;
+    t.sentBytes += bytes;
+    t.receivedBytes += bytes;
+  }
+  double watchdog = run.session->options.watchdog_seconds;
+  for (auto &[q, requests] : byReplica) {
+    int rank = ranks.rankOf(device, q);
+    if (int st = waitAll(t, requests, watchdog, run.failed,
+                         format("replica %d (rank %d) did not join within %g "
+                                "s: is rank %d stuck?",
+                                q, rank, watchdog, rank),
+                         error))
+      return st;
+  }
+  return PIPE_RT_OK;
+}
+
 int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
                            std::string &error) {
   Transport &t = *run.ranks.transport;
@@ -455,8 +500,11 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
   if (int st = agreeSum(t, figures.copied.data(), figures.copied.size(), what,
                         error))
     return st;
+  // A slot holds the sum of the replicas' losses of that micro-batch: their
+  // mean stands for all of them (the step's mean is then over every
+  // replica's micro-batches).
   for (size_t i = 0; i < losses.size(); ++i) {
-    run.losses[i] = float(losses[i]);
+    run.losses[i] = float(losses[i] / run.ranks.replicas);
     run.lossSeen[i] = seen[i] != 0;
   }
   return PIPE_RT_OK;
@@ -477,7 +525,7 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
         lowest = m.stages[stage].device;
     if (lowest < 0)
       continue;
-    int root = session->ranks.rankOf(lowest);
+    int root = session->ranks.rankOf(lowest, /*replica=*/0);
     SessionParam &sp = session->params[p];
     int64_t sizes[3] = {int64_t(sp.state0.size()), int64_t(sp.state1.size()),
                         sp.step};
@@ -507,29 +555,44 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
 
 int pipe_rt::attachTransport(pipe_rt_session *session,
                              std::shared_ptr<Transport> transport,
-                             int devicesPerRank, std::string &error) {
-  if (!session || !transport || devicesPerRank < 1) {
+                             int devicesPerRank, int replicas,
+                             std::string &error) {
+  if (!session || !transport || devicesPerRank < 1 || replicas < 1) {
     error = "attachTransport: no session or transport, or devices per rank "
-            "< 1";
+            "or replicas < 1";
     return PIPE_RT_INVALID_ARGUMENT;
   }
-  RankMap ranks{transport, devicesPerRank};
+  if (transport->size() % replicas != 0) {
+    error = format("%d ranks do not make %d data-parallel replicas (the rank "
+                   "count must be a multiple of --data-parallel)",
+                   transport->size(), replicas);
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  if (replicas > 1 && session->options.clip_norm > 0) {
+    error = "gradient clipping with --data-parallel is not supported yet";
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  RankMap ranks{transport, devicesPerRank, replicas,
+                transport->size() / replicas};
   // Every rank must run the same program with the same rank layout: compare
   // with rank 0's, then agree on the outcome so that all ranks stop together.
-  int64_t mine[2] = {int64_t(session->manifestHash), devicesPerRank};
-  int64_t rank0[2] = {mine[0], mine[1]};
+  int64_t mine[3] = {int64_t(session->manifestHash), devicesPerRank,
+                     replicas};
+  int64_t rank0[3] = {mine[0], mine[1], mine[2]};
   transport->watchdogSeconds = session->options.watchdog_seconds;
   const char *what = "the start-up check";
   if (int st = agreeOn(*transport, 0, rank0, sizeof(rank0), what, error))
     return st;
   int64_t differs[1] = {
-      (mine[0] != rank0[0] || mine[1] != rank0[1]) ? transport->rank() : 0};
+      (mine[0] != rank0[0] || mine[1] != rank0[1] || mine[2] != rank0[2])
+          ? transport->rank()
+          : 0};
   if (int st = agreeMax(*transport, differs, 1, what, error))
     return st;
   if (differs[0]) {
     error = format("rank %d loaded another program than rank 0, or has "
-                   "another --devices-per-rank (every rank must run the same "
-                   "artifact)",
+                   "another --devices-per-rank or --data-parallel (every rank must "
+                   "run the same artifact with the same options)",
                    int(differs[0]));
     return PIPE_RT_INVALID_ARGUMENT;
   }

@@ -55,6 +55,14 @@ int exchangeWithRemote(RunState &run, int device, int slot, int step,
                        std::map<int, std::vector<unsigned char>> &theirs,
                        std::string &error);
 
+/// Data parallelism: `device` sends its gradient of `param` at `step`
+/// (`bytes` at `mine`) to the same device of every other replica and
+/// receives theirs into `theirs` (replica -> bytes); blocks.
+int exchangeWithReplicas(RunState &run, int device, int param, int step,
+                         const void *mine, uint64_t bytes,
+                         std::map<int, std::vector<unsigned char>> &theirs,
+                         std::string &error);
+
 /// What a run measured on each device (peak bytes; bytes per device and
 /// Lane, at device * 3 + lane); a rank sees only its own devices'.
 struct RunFigures {

@@ -53,13 +53,24 @@ struct TraceEvent {
   double start, end; // seconds since the trace epoch
 };
 
-/// The ranks of a session: rank r executes devices [r * devicesPerRank,
-/// (r + 1) * devicesPerRank); no transport: every device, in one process.
+/// The ranks of a session: `replicas` data-parallel copies of the placed
+/// pipeline, each on `ranksPerReplica` consecutive ranks; within a replica,
+/// rank r executes devices [r * devicesPerRank, (r + 1) * devicesPerRank).
+/// Device indices are those of the program (one replica's). No transport:
+/// every device, in one process.
 struct RankMap {
   std::shared_ptr<Transport> transport;
   int devicesPerRank = 1;
+  int replicas = 1;
+  int ranksPerReplica = 1;
 
-  int rankOf(int device) const { return device / devicesPerRank; }
+  int replica() const {
+    return transport ? transport->rank() / ranksPerReplica : 0;
+  }
+  int rankOf(int device, int replica) const {
+    return replica * ranksPerReplica + device / devicesPerRank;
+  }
+  int rankOf(int device) const { return rankOf(device, replica()); }
   bool isLocal(int device) const {
     return !transport || rankOf(device) == transport->rank();
   }

@@ -169,6 +169,7 @@ private:
   std::vector<InputSpec> inputs;
   std::unique_ptr<TrainingData> data;
   int64_t itemsPerMb = 1;
+  size_t numInputs = 0; // graph inputs: pointers per micro-batch
   uint64_t seed = 0;
   int64_t cursor = 0;
   std::FILE *log = nullptr;
@@ -288,6 +289,7 @@ bool Trainer::openData() {
   data = TrainingData::open(o.data, inputs, error);
   if (!data)
     return false;
+  numInputs = inputs.size();
   if (!inputs.empty() && inputs[0].isInteger()) {
     summary.unit = "tok";
     itemsPerMb = inputs[0].numel();
@@ -370,14 +372,14 @@ bool Trainer::resumeFrom(TrainerState &st) {
                    " steps per run of schedule '" + x.name + "'");
   // Each step consumes the schedule's micro-batches (no overflow: kMaxSteps
   // x the manifest's 2^24).
-  int64_t consumed = st.step * mbs;
+  int64_t consumed = st.step * mbs * o.replicas;
   if (st.cursor != consumed)
     return bad("trainer.data_cursor", st.cursor,
                format("%lld steps of schedule '%s' consume %lld micro-batches "
                       "(%d each); not a checkpoint of this program and "
                       "schedule",
                       (long long)st.step, x.name.c_str(), (long long)consumed,
-                      mbs));
+                      mbs * o.replicas));
   // Text data draws one offset per window, and redraws with a probability
   // below (L - T) / 2^64 < 2^-20: twice the windows (+ a margin) is more
   // than any run draws, and bounds the skip-ahead to the run's own cost.
@@ -630,7 +632,10 @@ bool Trainer::run() {
     }
     float lr = learningRate(o, step);
     pipe_rt_session_set_lr(s, lr);
-    const void *const *in = data->train(cursor, perRun);
+    // Every replica draws the whole step's micro-batches and takes its own.
+    const void *const *in = data->train(cursor, perRun * o.replicas);
+    if (in)
+      in += size_t(o.replica) * size_t(perRun) * numInputs;
     if (profiling && !profileMarked && step - start >= profileSkip) {
       pipe_rt_session_profile_mark(s);
       profileMarked = true;
@@ -645,10 +650,11 @@ bool Trainer::run() {
       profileSeconds += runSeconds;
       profileSteps += stepsPerRun;
     }
-    cursor += perRun;
-    items += itemsPerMb * perRun;
-    double rate =
-        runSeconds > 0 ? double(itemsPerMb * perRun) / runSeconds : 0.0;
+    cursor += perRun * o.replicas;
+    items += itemsPerMb * perRun * o.replicas;
+    double rate = runSeconds > 0 ? double(itemsPerMb * perRun * o.replicas) /
+                                       runSeconds
+                                 : 0.0;
     int64_t first = step;
     step += stepsPerRun;
     summary.steps = step;
@@ -674,7 +680,7 @@ bool Trainer::run() {
       lineLoss += stepLosses.back();
       ++lineSteps;
     }
-    lineItems += itemsPerMb * perRun;
+    lineItems += itemsPerMb * perRun * o.replicas;
     lineSeconds += runSeconds;
 
     bool last = step >= o.steps;
@@ -765,7 +771,9 @@ bool Trainer::writeProfile() {
       x.name.c_str(), x.kind.c_str(), x.devices, mbs, (long long)profileSteps,
       jsonNumber(stepSeconds * 1e3).c_str(),
       summary.unit == "tok" ? "tokens" : "samples",
-      jsonNumber(stepSeconds > 0 ? double(itemsPerMb * mbs) / stepSeconds : 0)
+      jsonNumber(stepSeconds > 0
+                     ? double(itemsPerMb * mbs * o.replicas) / stepSeconds
+                     : 0)
           .c_str(),
       peaks.c_str());
   if (o.profileExtra) {

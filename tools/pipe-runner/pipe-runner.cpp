@@ -210,17 +210,19 @@ int main(int argc, char **argv) {
   // Distributed runs (docs/distributed.md): under an MPI launcher every
   // process is one rank unless --transport in-process.
   std::string transportName;
-  int devicesPerRank = 1;
+  int devicesPerRank = 1, replicas = 1;
   for (auto it = args.begin(); it != args.end();) {
     std::string *target = nullptr;
     std::string value, flag = *it;
-    if (flag == "--transport" || flag == "--devices-per-rank") {
+    if (flag == "--transport" || flag == "--devices-per-rank" ||
+        flag == "--data-parallel") {
       if (it + 1 == args.end())
         return die(flag + " needs a value", pipe_rt::ExitUsage);
       value = *(it + 1);
       it = args.erase(it, it + 2);
     } else if (flag.rfind("--transport=", 0) == 0 ||
-               flag.rfind("--devices-per-rank=", 0) == 0) {
+               flag.rfind("--devices-per-rank=", 0) == 0 ||
+               flag.rfind("--data-parallel=", 0) == 0) {
       value = flag.substr(flag.find('=') + 1);
       flag = flag.substr(0, flag.find('='));
       it = args.erase(it);
@@ -239,10 +241,9 @@ int main(int argc, char **argv) {
       char *end = nullptr;
       long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end || n < 1 || n > 4096)
-        return die("--devices-per-rank: '" + value +
-                       "' is not a count from 1 to 4096",
+        return die(flag + ": '" + value + "' is not a count from 1 to 4096",
                    pipe_rt::ExitUsage);
-      devicesPerRank = int(n);
+      (flag == "--data-parallel" ? replicas : devicesPerRank) = int(n);
     }
   }
 #ifdef PIPE_RUNNER_MPI
@@ -250,11 +251,16 @@ int main(int argc, char **argv) {
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
 #else
-  if (transportName == "mpi" || devicesPerRank != 1)
-    return die("--transport mpi, --devices-per-rank: this pipe-runner was "
-               "built without MPI (install libopenmpi-dev and rebuild)",
+  if (transportName == "mpi" || devicesPerRank != 1 || replicas != 1)
+    return die("--transport mpi, --devices-per-rank, --data-parallel: this "
+               "pipe-runner was built without MPI (install libopenmpi-dev "
+               "and rebuild)",
                pipe_rt::ExitUsage);
 #endif
+  if (replicas > 1 && transportName != "mpi")
+    return die("--data-parallel: the replicas run as MPI ranks (launch with "
+               "mpirun; one process has no replicas)",
+               pipe_rt::ExitUsage);
   for (const std::string &a : args)
     if (a == "-h" || a == "--help") {
       std::printf("usage: pipe-runner ARTIFACT.so --weights W.safetensors "
@@ -266,7 +272,11 @@ int main(int argc, char **argv) {
                   "                         (one process per rank; the "
                   "default under mpirun)\n"
                   "  --devices-per-rank N   devices each rank runs (default "
-                  "1)\n");
+                  "1)\n"
+                  "  --data-parallel R      R replicas of the pipeline, each "
+                  "on ranks/R ranks,\n"
+                  "                         on its share of every step's "
+                  "micro-batches\n");
 #ifdef PIPE_RUNNER_CUDA
       std::printf("GPUs (pipe-runner-cuda):\n"
                   "  --gpu-map=M            GPU ordinal of each logical "
@@ -333,13 +343,15 @@ int main(int argc, char **argv) {
       pipe_rt_session_destroy(session);
       return die(message);
     }
-    if (pipe_rt::attachTransport(session, transport, devicesPerRank,
+    if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
                                  message) != PIPE_RT_OK) {
       pipe_rt_session_destroy(session);
       die("rank " + std::to_string(transport->rank()) + ": " + artifact +
           ": " + message);
       transport->abortJob(pipe_rt::ExitError);
     }
+    training.replicas = replicas;
+    training.replica = transport->rank() / (transport->size() / replicas);
     distribute(*transport, session, training);
   }
 #endif

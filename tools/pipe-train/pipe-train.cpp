@@ -108,6 +108,8 @@ Output:
   --ranks N              compile once, then train as N MPI ranks (one
                          process per device): mpirun -np N pipe-runner
                          with the artifact (docs/distributed.md)
+  --data-parallel R      with --ranks: R replicas of the pipeline, each on
+                         ranks/R ranks and its share of the micro-batches
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -125,6 +127,7 @@ struct CompileFlags {
   bool sizesGiven = false;
   int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
   int64_t ranks = 0; // 0: in this process
+  int64_t dataParallel = 1;
   // Given on the command line: L2L sets both itself and rejects them.
   bool devicesGiven = false, stagesPerDeviceGiven = false;
   std::string partitioner, deviceModel, schedule = "1f1b",
@@ -226,6 +229,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = value(flags.artifact);
     else if (a == "--ranks")
       ok = count(flags.ranks, 1, 4096);
+    else if (a == "--data-parallel")
+      ok = count(flags.dataParallel, 1, 4096);
     else if (a == "--target")
       ok = oneOf(flags.target, {"cpu", "cuda"});
     else if (a == "--chip")
@@ -547,7 +552,9 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
       command.insert(command.begin(), {*mpirun, "-np",
                                        std::to_string(flags.ranks),
                                        "--oversubscribe"});
-      command.insert(command.end(), {"--transport", "mpi"});
+      command.insert(command.end(),
+                     {"--transport", "mpi", "--data-parallel",
+                      std::to_string(flags.dataParallel)});
     }
     double compileSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -636,6 +643,10 @@ int main(int argc, char **argv) {
   if (flags.target == "cuda" && flags.artifact.empty())
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",
+                pipe_rt::ExitUsage);
+  if (flags.dataParallel > 1 && flags.ranks == 0)
+    return fail("--data-parallel: the replicas run as MPI ranks; give --ranks "
+                "N (N = replicas x devices)",
                 pipe_rt::ExitUsage);
   if (flags.ranks > 0 && flags.target == "cuda")
     return fail("--ranks: GPU runs across ranks need a GPU transport "

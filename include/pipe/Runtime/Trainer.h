@@ -123,6 +123,12 @@ struct TrainerOptions {
   /// same steps and reads the same checkpoint, but writes no checkpoint
   /// (the caller clears the other output paths and `print`).
   bool writesCheckpoints = true;
+  /// Data parallelism: this process is replica `replica` of `replicas`.
+  /// Each step draws `replicas` times the schedule's micro-batches and each
+  /// replica trains on its share (the replicas' gradients are summed before
+  /// each update), so a step is that of one replica with `replicas` times
+  /// the micro-batches.
+  int replicas = 1, replica = 0;
   /// Distributed runs: combines every rank's wish to stop (a signal) before
   /// each step, so that all ranks stop at the same one; null in one process.
   std::function<bool(bool)> agreeToStop;

@@ -67,13 +67,17 @@ public:
 
 /// Makes `session` one rank of a distributed run over `transport`: rank r
 /// executes devices [r * devicesPerRank, (r + 1) * devicesPerRank) of every
-/// schedule. Checks that every rank loaded the same program and that the
+/// schedule. With `replicas` > 1 (data parallelism) the ranks form that many
+/// copies of the pipeline, each on the ranks [k * R, (k + 1) * R) with R =
+/// size / replicas; each replica runs its own share of every step's
+/// micro-batches (the trainer gives it), and the gradients of each param are
+/// summed over the replicas, in replica order, before its update. Checks that every rank loaded the same program and that the
 /// ranks cover each schedule's devices exactly (a clear error otherwise,
 /// before any step); collective. After each run every rank holds every loss
 /// and the memory figures of every device; see shareParams for the params.
 int attachTransport(pipe_rt_session *session,
                     std::shared_ptr<Transport> transport, int devicesPerRank,
-                    std::string &error);
+                    int replicas, std::string &error);
 
 /// Agreements of the ranks (collective: every rank calls them in the same
 /// order, from one thread, outside a run). Point-to-point through rank 0,

@@ -1,17 +1,24 @@
 """Checks the per-rank profiles of a distributed run (PROFILE for rank 0,
 PROFILE.rankR for the others): N distinct processes ran, rank r ran only
-its own devices (devices-per-rank D), and every rank sent and received
-bytes."""
+its own devices (devices-per-rank D; with R data-parallel replicas each
+replica's ranks run the program's devices), and every rank sent and
+received bytes.
+
+    check-ranks.py PROFILE N D [R]
+"""
 import json
 import sys
 
 
 def main():
     path, ranks, per_rank = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    replicas = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    per_replica = ranks // replicas
     pids = set()
     for r in range(ranks):
         t = json.load(open(path if r == 0 else f"{path}.rank{r}"))["transport"]
-        own = list(range(r * per_rank, (r + 1) * per_rank))
+        first = (r % per_replica) * per_rank
+        own = list(range(first, first + per_rank))
         if t["rank"] != r or t["ranks"] != ranks:
             sys.exit(f"rank {r}: the profile says rank {t['rank']} of {t['ranks']}")
         if t["devices_run"] != own:

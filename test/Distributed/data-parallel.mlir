@@ -1,0 +1,30 @@
+// Data x pipeline parallelism: a 2-device 1F1B program of a tiny GPT with
+// 2 micro-batches per step, trained as 4 MPI ranks (2 pipeline x 2 data
+// replicas, --data-parallel 2). Each replica trains on its half of every
+// step's 4 micro-batches and the replicas' gradients are summed before each
+// update, so 5 steps equal the one-process run of the same model scheduled
+// with 4 micro-batches, within rtol 1e-5 + atol 1e-7 (the sums are grouped
+// differently). SGD: AdamW divides by the gradients' running RMS, which
+// turns the last-bit differences of near-zero gradients into visible ones.
+// REQUIRES: mpi
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: pipe-gen --model=tiny-gpt | pipe-opt --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-differentiate -o %t/base.mlir
+// RUN: pipe-opt %t/base.mlir --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=2" -o %t/dp.mlir
+// RUN: pipe-opt %t/base.mlir --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=4" -o %t/mb4.mlir
+// RUN: pipe-compile %t/dp.mlir -o %t/dp.so --weights %t/w0 -O 0
+// RUN: pipe-compile %t/mb4.mlir -o %t/mb4.so -O 0
+// RUN: %python %S/../e2e/Inputs/make-data.py %t/data.safetensors input0:I64:4x2x16:64 input1:I64:4x2x16:61
+//
+// RUN: pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/mb4.jsonl --save-weights %t/mb4.st
+// RUN: %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp.jsonl --save-weights %t/dp.st --profile %t/dp.prof | FileCheck %s --check-prefix=TRAIN
+// RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/dp.jsonl %t/mb4.st %t/dp.st 1e-5 1e-7 | FileCheck %s
+// RUN: %python %S/Inputs/check-ranks.py %t/dp.prof 4 1 2 | FileCheck %s --check-prefix=RANKS
+//
+// The replica count must divide the ranks.
+// RUN: not %mpirun -np 3 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=BAD
+
+// TRAIN: step 5/5
+// CHECK: same: 5 steps, 28 tensors, within rtol 1e-05 atol 1e-07
+// RANKS: ranks: 4 processes, each ran only its own devices and sent bytes
+// BAD: 3 ranks do not make 2 data-parallel replicas
