@@ -30,6 +30,11 @@ public:
   SmallVector<ScheduleViolation> run() {
     if (!checkStatic())
       return std::move(violations);
+    if (options.checkPeerOrder) {
+      checkPeerOrder();
+      if (!violations.empty())
+        return std::move(violations);
+    }
     play();
     return std::move(violations);
   }
@@ -57,6 +62,9 @@ private:
 
   /// Stage placement, indices, and each required action exactly once.
   bool checkStatic();
+  /// Between two devices, the sends of one and the recvs of the other in
+  /// the same order (NCCL matches point-to-point messages only by order).
+  void checkPeerOrder();
   void play();
   bool isReady(unsigned d, const ScheduleAction &action, std::string &why);
   void execute(unsigned d, int index);
@@ -221,6 +229,45 @@ bool Checker::checkStatic() {
       }
     }
   return ok;
+}
+
+void Checker::checkPeerOrder() {
+  // (from device, to device) -> the transfers in the order the sender
+  // issues its sends / the receiver its recvs (device, action index).
+  using Order = std::vector<std::pair<unsigned, int>>;
+  std::map<std::pair<unsigned, unsigned>, Order> sends, recvs;
+  for (unsigned d = 0; d < schedule.devices.size(); ++d)
+    for (int i = 0, e = schedule.devices[d].size(); i < e; ++i) {
+      const ScheduleAction &a = schedule.devices[d][i];
+      if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
+        continue;
+      int peer = a.stage == a.src ? a.dst : a.src;
+      unsigned other = pipeline.stages[peer].device;
+      if (other == d)
+        continue;
+      if (a.kind == ActionKind::Send)
+        sends[{d, other}].push_back({d, i});
+      else
+        recvs[{other, d}].push_back({d, i});
+    }
+  for (auto &[pair, sent] : sends) {
+    const Order &received = recvs[pair];
+    for (size_t k = 0; k < sent.size() && k < received.size(); ++k) {
+      const ScheduleAction &s = schedule.devices[pair.first][sent[k].second];
+      const ScheduleAction &r =
+          schedule.devices[pair.second][received[k].second];
+      if (keyOf(s) == keyOf(r))
+        continue;
+      report(pair.first, sent[k].second,
+             "is message " + Twine(k + 1) + " from device " +
+                 Twine(pair.first) + " to device " + Twine(pair.second) +
+                 ", but that device's recv " + Twine(k + 1) + " from it is " +
+                 r.describe(pipeline) +
+                 ": NCCL matches the messages of a device pair in order, so "
+                 "both sides must issue them in the same order");
+      break;
+    }
+  }
 }
 
 bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {

@@ -31,6 +31,10 @@ struct ScheduleCheckOptions {
   bool checkMemory = true;
   /// Overrides every device's capacity when non-zero.
   uint64_t memoryLimit = 0;
+  /// Require, between every two devices, the sends of one and the recvs of
+  /// the other in the same order: what a transport that matches messages
+  /// only by order (NCCL) needs.
+  bool checkPeerOrder = false;
 };
 
 /// All violations found, in the order they were found; empty when the

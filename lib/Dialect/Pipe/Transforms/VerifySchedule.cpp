@@ -61,6 +61,7 @@ struct VerifySchedulePass
       ScheduleCheckOptions options;
       options.checkMemory = !deviceModel.empty() || memoryLimit > 0;
       options.memoryLimit = memoryLimit;
+      options.checkPeerOrder = peerOrder;
       DenseMap<uint64_t, DeviceOp> deviceOps;
       for (DeviceOp device : scheduleOp.getBody().getOps<DeviceOp>())
         deviceOps[device.getDevice()] = device;

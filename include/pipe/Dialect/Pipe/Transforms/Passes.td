@@ -690,8 +690,16 @@ def PipeVerifySchedule : Pass<"pipe-verify-schedule", "ModuleOp"> {
     exceeds its capacity in the device model (or `memory-limit` bytes). The
     IR is not changed.
 
+    With `peer-order`, it also checks what a transport without message tags
+    (NCCL) needs: between two devices, the sends of one and the recvs of the
+    other in the same order. MPI and the in-process transport match messages
+    by what they are, so the schedules that interleave transfers of several
+    stage pairs between one device pair in different orders (mixed and
+    interleaved placements) are correct there but not under NCCL.
+
     ```
     pipe-opt scheduled.mlir --pipe-verify-schedule=device-model=rtx2080ti-x8
+    pipe-opt scheduled.mlir --pipe-verify-schedule=peer-order
     ```
   }];
   let options = [
@@ -700,6 +708,9 @@ def PipeVerifySchedule : Pass<"pipe-verify-schedule", "ModuleOp"> {
            "no memory check unless memory-limit is set)">,
     Option<"memoryLimit", "memory-limit", "uint64_t", /*default=*/"0",
            "Capacity of every device in bytes (overrides the model)">,
+    Option<"peerOrder", "peer-order", "bool", /*default=*/"false",
+           "Require every device pair's sends and recvs in the same order "
+           "(transports without tags, such as NCCL)">,
   ];
 }
 
