@@ -185,11 +185,20 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
     const std::string &kind = fields[0];
     if (i == 0) {
       if (kind != kManifestMagic)
-        return lp.fail("expected 'pipe-program <abi-version>'");
-      if (!lp.integer(m.abiVersion, "abi version", 0, INT32_MAX) || !lp.done())
+        return lp.fail("expected 'pipe-program <format-version>'");
+      if (!lp.integer(m.formatVersion, "format version", 0, INT32_MAX) ||
+          !lp.done())
         return false;
-      if (m.abiVersion != kManifestVersion)
-        return lp.fail("format version " + std::to_string(m.abiVersion) +
+      // An older format lacks records this runtime relies on: the program
+      // predates it and only recompiling helps.
+      if (m.formatVersion < kManifestVersion)
+        return lp.fail("format version " + std::to_string(m.formatVersion) +
+                       " is older than this runtime's version " +
+                       std::to_string(kManifestVersion) +
+                       ": recompile the program with this release's "
+                       "pipe-compile (or pipe-train)");
+      if (m.formatVersion != kManifestVersion)
+        return lp.fail("format version " + std::to_string(m.formatVersion) +
                        ", this runtime reads version " +
                        std::to_string(kManifestVersion) +
                        " (recompile the program)");

@@ -92,7 +92,7 @@ struct ScheduleInfo {
 };
 
 struct Manifest {
-  int abiVersion = 0;
+  int formatVersion = 0;
   std::vector<TypeInfo> types;
   std::vector<ParamInfo> params;
   std::vector<int> valueTypes; // value id -> type id

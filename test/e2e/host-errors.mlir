@@ -16,13 +16,15 @@
 // RUN: pipe-runner %t/ok.so --weights %t/w.safetensors --data %t/data.safetensors | FileCheck %s --check-prefix=OK
 //
 // Artifacts: another ABI version; a library that is no pipe program; a
-// manifest the runtime cannot parse.
+// manifest the runtime cannot parse; a manifest of an older format.
 // RUN: cc -shared -fPIC -o %t/abi999.so %S/Inputs/abi999.c
 // RUN: not pipe-runner %t/abi999.so --weights %t/w.safetensors --data %t/data.safetensors 2>&1 | FileCheck %s --check-prefix=ABI
 // RUN: cc -shared -fPIC -x c /dev/null -o %t/empty.so
 // RUN: not pipe-runner %t/empty.so --weights %t/w.safetensors --data %t/data.safetensors 2>&1 | FileCheck %s --check-prefix=NOTPROG
 // RUN: cc -shared -fPIC -o %t/bad-manifest.so %S/Inputs/bad-manifest.c
 // RUN: not pipe-runner %t/bad-manifest.so --weights %t/w.safetensors --data %t/data.safetensors 2>&1 | FileCheck %s --check-prefix=MANIFEST
+// RUN: cc -shared -fPIC -o %t/manifest-v1.so %S/Inputs/manifest-v1.c
+// RUN: not pipe-runner %t/manifest-v1.so --weights %t/w.safetensors --data %t/data.safetensors 2>&1 | FileCheck %s --check-prefix=OLDFORMAT
 //
 // Weights: a missing file; a file without the program's params.
 // RUN: not pipe-runner %t/ok.so --weights %t/missing.safetensors --data %t/data.safetensors 2>&1 | FileCheck %s --check-prefix=NOWEIGHTS
@@ -41,6 +43,7 @@
 // ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 1
 // NOTPROG: pipe-runner: {{.*}}empty.so: missing symbol pipe_program_abi_version (not a compiled pipe program?)
 // MANIFEST: pipe-runner: {{.*}}bad-manifest.so: manifest line 2: missing dimension
+// OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 2: recompile the program with this release's pipe-compile (or pipe-train)
 // NOWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}missing.safetensors: cannot open: No such file or directory
 // WRONGWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}data.safetensors: no tensor 'w0' (param of the program)
 // SHAPE: pipe-runner: {{.*}}shape.safetensors: tensor 'input0' is F32 [2, 4, 9], input 0 of the program needs F32 [N, 4, 8] with N >= 1

@@ -52,9 +52,13 @@ namespace pipe_rt {
 
 /// The first field of line 1.
 constexpr const char *kManifestMagic = "pipe-program";
-/// The format version line 1 carries: the runtime ABI version, which is
-/// bumped whenever the manifest format or an entry point changes.
-constexpr int kManifestVersion = PIPE_RT_ABI_VERSION;
+/// The format version line 1 carries, bumped whenever a record is added or
+/// changes meaning; the reader refuses every other version, so a runtime
+/// never half-reads a manifest of another format. It is independent of
+/// PIPE_RT_ABI_VERSION (the entry points and exported symbols).
+///   1: the first schema.
+///   2: `versions` (a schedule keeps weight versions).
+constexpr int kManifestVersion = 2;
 
 /// Record kinds in section order: a record may not follow one of a later
 /// section. device, ps and owns share the schedule's section (one group per

@@ -43,7 +43,8 @@
 extern "C" {
 #endif
 
-/// Bumped whenever the manifest format or an entry point changes.
+/// Bumped whenever an entry point or a symbol a program exports changes; the
+/// manifest format has its own version (kManifestVersion, ManifestSchema.h).
 #define PIPE_RT_ABI_VERSION 1
 
 /// MLIR's ranked memref descriptor for any rank: allocated and aligned
@@ -184,8 +185,9 @@ void pipe_rt_session_options_init(pipe_rt_session_options *options);
 
 /// Reads the manifest and the weights. On failure returns an error status,
 /// *out = null, and writes a message (naming the file, field or symbol) into
-/// `error` (truncated to `error_size`). A manifest whose abi version differs
-/// from PIPE_RT_ABI_VERSION fails with PIPE_RT_INVALID_ARGUMENT.
+/// `error` (truncated to `error_size`). A program whose ABI version differs
+/// from PIPE_RT_ABI_VERSION, or whose manifest's format version differs
+/// from kManifestVersion, fails with PIPE_RT_INVALID_ARGUMENT.
 int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *user_data,
                            const pipe_rt_session_options *options,
                            pipe_rt_session **out, char *error,

@@ -37,4 +37,17 @@ TEST(Manifest, ReaderChecksTheFormatVersion) {
                        " (recompile the program)");
 }
 
+TEST(Manifest, ReaderTellsAnOlderProgramToRecompile) {
+  // Format 1 predates the `versions` record: a runtime reading it as its own
+  // would run a weight-versioned schedule without its versions.
+  pipe_rt::Manifest m;
+  std::string error;
+  EXPECT_FALSE(pipe_rt::parseManifest("pipe-program 1\nend\n", m, error));
+  EXPECT_EQ(error, "manifest line 1: format version 1 is older than this "
+                   "runtime's version " +
+                       std::to_string(pipe_rt::kManifestVersion) +
+                       ": recompile the program with this release's "
+                       "pipe-compile (or pipe-train)");
+}
+
 } // namespace
