@@ -16,7 +16,8 @@ using namespace mlir::pipe::partitioning;
 
 FailureOr<BlockGraph>
 mlir::pipe::partitioning::buildBlockGraph(GraphOp graph,
-                                          SmallVectorImpl<RunOp> &runs) {
+                                          SmallVectorImpl<RunOp> &runs,
+                                          bool allowUncosted) {
   BlockGraph result;
   llvm::DenseMap<StringAttr, unsigned> paramIndex;
   llvm::DenseMap<Operation *, unsigned> nodeOfRun;
@@ -27,18 +28,24 @@ mlir::pipe::partitioning::buildBlockGraph(GraphOp graph,
       return run.emitOpError("calls @")
              << run.getCallee() << ", which is not a pipe.block";
     CostAttr cost = block.getCostAttr();
-    if (!cost)
+    if (!cost && !allowUncosted)
       return run.emitOpError("runs block @")
              << block.getSymName()
              << ", which has no #pipe.cost; run --pipe-annotate-costs first";
     BlockNode node;
     node.name = run.getInstance().str();
-    node.forwardFlops = cost.getForwardFlops();
-    node.backwardInputFlops = cost.getBackwardInputFlops();
-    node.backwardWeightFlops = cost.getBackwardWeightFlops();
-    node.forwardSeconds = cost.getForwardTimeNs() * 1e-9;
-    node.backwardSeconds = cost.getBackwardTimeNs() * 1e-9;
-    node.savedBytes = cost.getSavedBytes();
+    if (cost) {
+      node.forwardFlops = cost.getForwardFlops();
+      node.backwardInputFlops = cost.getBackwardInputFlops();
+      node.backwardWeightFlops = cost.getBackwardWeightFlops();
+      node.forwardSeconds = cost.getForwardTimeNs() * 1e-9;
+      node.backwardSeconds = cost.getBackwardTimeNs() * 1e-9;
+      node.savedBytes = cost.getSavedBytes();
+    } else {
+      // As the scheduler's pipeline counts such a block (ScheduleIR.h).
+      node.forwardSeconds = kDefaultBlockTime;
+      node.backwardSeconds = 2 * kDefaultBlockTime;
+    }
     for (auto ref : run.getParams().getAsRange<FlatSymbolRefAttr>()) {
       auto [it, inserted] =
           paramIndex.try_emplace(ref.getAttr(), result.getNumParams());
@@ -213,7 +220,8 @@ PlacementOp mlir::pipe::partitioning::writePlacement(
       PlacementOp::create(builder, loc, builder.getStringAttr(name),
                           FlatSymbolRefAttr::get(graph.getSymNameAttr()),
                           builder.getI64IntegerAttr(numDevices),
-                          builder.getI64IntegerAttr(microbatches),
+                          microbatches ? builder.getI64IntegerAttr(microbatches)
+                                       : IntegerAttr(),
                           builder.getI64IntegerAttr(1));
   Block *body = new Block();
   placement.getBody().push_back(body);

@@ -28,10 +28,12 @@ namespace mlir::pipe::partitioning {
 /// times when present), parameters from the `pipe.param` symbols the runs
 /// bind (frozen ones are not trainable; a symbol bound by several runs is
 /// one shared parameter), one value per run result read by other runs,
-/// sized by its static type. Emits an error on the first run whose block
-/// has no cost or whose symbols do not resolve.
+/// sized by its static type. Emits an error on the first run whose symbols
+/// do not resolve or, unless `allowUncosted` (then it takes
+/// kDefaultBlockTime per phase), whose block has no cost.
 FailureOr<BlockGraph> buildBlockGraph(GraphOp graph,
-                                      SmallVectorImpl<RunOp> &runs);
+                                      SmallVectorImpl<RunOp> &runs,
+                                      bool allowUncosted = false);
 
 /// `numDevices` devices of `model` (copies of its device 0 when it has a
 /// different count), FLOP rates for `dtype`, links as the model says.
@@ -56,7 +58,7 @@ StepTimeFn makeSimulatedStepTime(std::string kind, unsigned steps = 1);
 
 /// Writes `partition` as `pipe.placement @name graph @graph devices N` with
 /// stages `@s0, @s1, ...` at the builder's insertion point, recording the
-/// `microbatches` it was partitioned for.
+/// `microbatches` it was partitioned for (none when 0).
 PlacementOp writePlacement(OpBuilder &builder, Location loc, StringRef name,
                            GraphOp graph, ArrayRef<RunOp> runs,
                            const Partition &partition, unsigned numDevices,
