@@ -6,7 +6,8 @@
 // between them, the devices and links of the cluster, the optimizer's memory
 // per parameter byte and the pipeline schedule that decides how many
 // micro-batches' activations are alive at once. Built from IR by
-// FromIR.h, or by hand in tests and benchmarks.
+// pipe/Dialect/Pipe/Transforms/PartitionIR.h, or by hand in tests and
+// benchmarks.
 //
 // Units: seconds, bytes, FLOPs, FLOP/s, bytes/s.
 //

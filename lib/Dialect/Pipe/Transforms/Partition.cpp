@@ -12,8 +12,10 @@
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Dialect/Pipe/Transforms/Partition.h"
 #include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
-#include "pipe/Support/OutputFile.h"
+#include "pipe/Partitioning/FromDeviceModel.h"
 #include "pipe/Partitioning/Partitioner.h"
+#include "pipe/Partitioning/SimulatedStepTime.h"
+#include "pipe/Support/OutputFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
