@@ -44,6 +44,17 @@ public:
     notes.push_back(llvm::formatv("balanced: {0} contiguous stages, "
                                   "round-robin over {1} devices",
                                   k, numDevices));
+    Partition result;
+    for (unsigned s = 0; s < k; ++s)
+      result.deviceOf.push_back(s % numDevices);
+    result.stageOf.assign(n, 0);
+    // One stage per block instance needs no search (and the program below
+    // is cubic then).
+    if (k == n) {
+      for (unsigned i = 0; i < n; ++i)
+        result.stageOf[order[i]] = i;
+      return result;
+    }
     std::vector<double> prefix(n + 1, 0);
     for (unsigned i = 0; i < n; ++i)
       prefix[i + 1] = prefix[i] + problem.getForwardSeconds(order[i], 0) +
@@ -66,8 +77,6 @@ public:
             cut[j][i] = start;
           }
         }
-    Partition result;
-    result.stageOf.assign(n, 0);
     unsigned end = n;
     for (unsigned j = k; j >= 1; --j) {
       unsigned start = cut[j][end];
@@ -75,8 +84,6 @@ public:
         result.stageOf[order[i]] = j - 1;
       end = start;
     }
-    for (unsigned s = 0; s < k; ++s)
-      result.deviceOf.push_back(s % numDevices);
     return result;
   }
 };
