@@ -106,7 +106,7 @@ mlir::pipe::partitioning::runPartitioner(llvm::StringRef algorithm,
         llvm::formatv("algorithm '{0}' returned a partition whose stage graph "
                       "has a cycle",
                       algorithm));
-  if (!result.evaluation.fitsMemory)
+  if (problem.checkMemory && !result.evaluation.fitsMemory)
     return makeInfeasibleError(problem, algorithm);
   return result;
 }

@@ -83,6 +83,8 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     OpPassManager &pm, const PartitionAndSchedulePipelineOptions &options) {
   if (llvm::Error err = checkPartitionAndScheduleOptions(options))
     return err;
+  ScheduleTraits traits =
+      getScheduleTraits(options.schedule).value_or(ScheduleTraits());
   // The pass options are typed, so that no option's text can reach a
   // pipeline string.
   if (!options.partitioner.empty()) {
@@ -101,6 +103,13 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     PipePlaceOptions place;
     place.devices = options.devices;
     place.stagesPerDevice = options.stagesPerDevice;
+    // A parameter-server schedule (L2L) streams each block's weights from
+    // the host to one device, so it runs every block instance as its own
+    // stage there.
+    if (traits.parameterServer) {
+      place.devices = 1;
+      place.stagesPerDevice = 0;
+    }
     pm.addPass(createPipePlace(place));
   }
   PipeScheduleOptions train;
@@ -109,8 +118,6 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   train.recompute = options.recompute;
   train.constantMemory = options.constantMemory;
   train.weights = options.asyncWeights;
-  ScheduleTraits traits =
-      getScheduleTraits(options.schedule).value_or(ScheduleTraits());
   train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement. A parameter-server schedule (L2L) streams each block's

@@ -361,12 +361,9 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     summary_json = os.path.join(workdir, "summary.json")
     pipe_opt = tools.find_tool("pipe-opt")
     # pipe-train's compile pipelines (pipe/Pipelines), with typed options.
+    # The pipeline places a parameter-server schedule (l2l) itself: one
+    # device, one stage per block instance.
     ingest = ["--pipe-ingest"]
-    stages = stages_per_device
-    if schedule == "l2l" and not partitioner:
-        # One stage per block instance, known once blocks are formed.
-        formed = _summarize(pipe_opt, ingest + [source], timeout=timeout)
-        stages = max(1, len(read_summary(formed).blocks))
     partition_json = partition_text = None
     if partitioner:
         partition_json = os.path.join(workdir, "partition.json")
@@ -375,7 +372,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
         partitioner=partitioner, devices=devices, schedule=schedule,
         microbatches=microbatches, recompute=_bool(recompute),
         eval=_bool(eval_schedule),
-        **{"stages-per-device": stages, "device-model": device_model,
+        **{"stages-per-device": stages_per_device,
+           "device-model": device_model,
            "partition-report": partition_json,
            "partition-text-report": partition_text})]
     trace = report = None

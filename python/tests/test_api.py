@@ -132,8 +132,8 @@ def test_summary_json(interleaved, tmp_path):
 
 @needs_opt
 def test_compile_l2l(gpt, tmp_path):
-    """l2l: one device, one stage per block instance (counted from the
-    ingested module's JSON summary), L2L's own evaluation schedule."""
+    """l2l: one device, one stage per block instance (the pipeline's
+    placement, not the API's), L2L's own evaluation schedule."""
     result = api.compile(gpt[1], devices=1, schedule="l2l", microbatches=2,
                          eval_schedule=True, simulate=False,
                          workdir=str(tmp_path))

@@ -3,7 +3,7 @@
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="schedule=zigzag text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHED
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="device-model=/nonexistent.json text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
 
-// ALGO: pipe-partition: unknown algorithm 'nope' (known: exact, mixed, seq)
+// ALGO: pipe-partition: unknown algorithm 'nope' (known: balanced, exact, mixed, seq)
 // SCHED: pipe-partition: unknown schedule 'zigzag' (expected gpipe, 1f1b or pipedream-async)
 // MODEL: pipe-partition: device model '/nonexistent.json'
 

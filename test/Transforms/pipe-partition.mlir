@@ -3,6 +3,7 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: pipe-opt %s --pipe-partition="algorithm=seq devices=2 schedule=pipedream-async microbatches=4 text-report=" | FileCheck %s --check-prefix=SEQ
 // RUN: pipe-opt %s --pipe-partition="algorithm=exact devices=2 schedule=gpipe microbatches=4 simulate=false placement=best text-report=" | FileCheck %s --check-prefix=EXACT
+// RUN: pipe-opt %s --pipe-partition="algorithm=balanced devices=2 microbatches=4 text-report=" | FileCheck %s --check-prefix=BAL
 
 // Two light blocks then two heavy ones (1 ms and 8 ms forward on an RTX
 // 2080 Ti at 13.4 TFLOP/s). A contiguous split cannot balance them on two
@@ -86,3 +87,9 @@ pipe.graph @model(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // EXACT-LABEL: pipe.placement @best graph @model devices 2 microbatches 4 {
 // EXACT-COUNT-3: pipe.stage
 // EXACT-NOT:     pipe.stage
+
+// pipe-place's partitioner through pipe-partition: contiguous stages in
+// graph order, the most expensive one as light as a contiguous split allows.
+// BAL:      pipe.placement @model_balanced graph @model devices 2 microbatches 4 {
+// BAL-NEXT:   pipe.stage @s0 device 0 blocks ["l0", "l1", "h0"]
+// BAL-NEXT:   pipe.stage @s1 device 1 blocks ["h1"]

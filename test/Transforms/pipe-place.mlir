@@ -15,5 +15,6 @@
 // RR-NEXT:    pipe.stage @s2 device 0 blocks ["l2"]
 // RR-NEXT:    pipe.stage @s3 device 1 blocks ["head"]
 
-// ERR: error: cannot make 8 stages (8 devices x 1 per device) from 4 block instances
-// ALG: error: unknown placement algorithm 'magic'; known: balanced
+// ERR: error: pipe-place: cannot make 8 stages (8 devices x 1 per device) from 4 block instances
+// The one registry of placement algorithms: pipe-partition's.
+// ALG: error: pipe-place: unknown algorithm 'magic' (known: balanced, exact, mixed, seq)

@@ -344,17 +344,13 @@ void setIngestOptions(const CompileFlags &flags,
   options.lossResult = unsigned(flags.lossResult);
 }
 
-/// L2L's placement (one device, one stage per block) needs the number of
-/// block instances, known once blocks exist; until then `instances` is 0.
-void setScheduleOptions(const CompileFlags &flags, unsigned instances,
+/// The pipeline places a parameter-server schedule (L2L) itself: one
+/// device, one stage per block instance.
+void setScheduleOptions(const CompileFlags &flags,
                         pipe::PartitionAndSchedulePipelineOptions &options) {
-  bool l2l = pipe::getScheduleTraits(flags.schedule)
-                 .value_or(pipe::ScheduleTraits())
-                 .parameterServer;
   options.partitioner = flags.partitioner;
-  options.devices = l2l ? 1 : unsigned(flags.devices);
-  options.stagesPerDevice =
-      l2l ? std::max(instances, 1u) : unsigned(flags.stagesPerDevice);
+  options.devices = unsigned(flags.devices);
+  options.stagesPerDevice = unsigned(flags.stagesPerDevice);
   options.deviceModel = flags.deviceModel;
   options.schedule = flags.schedule;
   options.microbatches = unsigned(flags.microbatches);
@@ -431,7 +427,7 @@ bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
 /// The pipeline's options are named as the flags are.
 bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
   pipe::PartitionAndSchedulePipelineOptions options;
-  setScheduleOptions(flags, /*instances=*/0, options);
+  setScheduleOptions(flags, options);
   if (llvm::Error err = pipe::checkPartitionAndScheduleOptions(options)) {
     error = "--" + llvm::toString(std::move(err));
     return false;
@@ -495,11 +491,9 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
     params += uint64_t(param.getTensorType().getNumElements());
   if (!fitsInHostMemory(params, error))
     return fail(error);
-  unsigned instances = 0;
-  module->walk([&](pipe::RunOp) { ++instances; });
   PassManager scheduling(&context);
   pipe::PartitionAndSchedulePipelineOptions scheduleOptions;
-  setScheduleOptions(flags, instances, scheduleOptions);
+  setScheduleOptions(flags, scheduleOptions);
   if (llvm::Error err =
           pipe::buildPartitionAndSchedulePipeline(scheduling, scheduleOptions))
     return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);

@@ -6,7 +6,8 @@
 // between them, the devices and links of the cluster, the optimizer's memory
 // per parameter byte and the pipeline schedule that decides how many
 // micro-batches' activations are alive at once. Built from IR by
-// FromIR.h, or by hand in tests and benchmarks.
+// pipe/Dialect/Pipe/Transforms/PartitionIR.h, or by hand in tests and
+// benchmarks.
 //
 // Units: seconds, bytes, FLOPs, FLOP/s, bytes/s.
 //
@@ -276,6 +277,14 @@ struct PartitionProblem {
   /// Optional; see StepTimeFn. Partitioners use it only to rank their final
   /// candidates, never inside their search loops.
   StepTimeFn stepTime;
+  /// Stages per device for algorithms that make a fixed number of stages
+  /// (balanced); 0: one stage per block instance (L2L). The others ignore
+  /// it.
+  unsigned stagesPerDevice = 1;
+  /// Whether runPartitioner rejects a partition that does not fit in
+  /// memory. pipe-place places before any schedule is chosen and leaves
+  /// memory to pipe-verify-schedule, which knows what the schedule keeps.
+  bool checkMemory = true;
 
   /// Seconds node `node` takes forward / backward on device `device`.
   double getForwardSeconds(unsigned node, unsigned device) const;

@@ -50,13 +50,16 @@ struct PartitionAndSchedulePipelineOptions
                      "exact) driven by device-model; empty: balanced "
                      "placement (pipe-place)"),
       llvm::cl::init("")};
-  Option<unsigned> devices{*this, "devices",
-                           llvm::cl::desc("Number of devices"),
-                           llvm::cl::init(2)};
+  Option<unsigned> devices{
+      *this, "devices",
+      llvm::cl::desc("Number of devices (balanced placement for a "
+                     "parameter-server schedule such as l2l: one)"),
+      llvm::cl::init(2)};
   Option<unsigned> stagesPerDevice{
       *this, "stages-per-device",
       llvm::cl::desc("Balanced placement: stages per device, round-robin "
-                     "(l2l: one per block instance)"),
+                     "(a parameter-server schedule such as l2l: one per "
+                     "block instance)"),
       llvm::cl::init(1)};
   Option<std::string> deviceModel{
       *this, "device-model",
@@ -115,7 +118,9 @@ llvm::Error buildIngestPipeline(OpPassManager &pm,
 llvm::Error
 checkPartitionAndScheduleOptions(const PartitionAndSchedulePipelineOptions &);
 
-/// Adds pipe-partition (with a partitioner) or pipe-place, pipe-schedule
+/// Adds pipe-partition (with a partitioner) or pipe-place (for a
+/// parameter-server schedule: one device, one stage per block instance),
+/// pipe-schedule
 /// for training and, with `eval`, for evaluation (forward only: gpipe, or
 /// l2l for l2l), and pipe-verify-schedule. Checks the options first.
 llvm::Error buildPartitionAndSchedulePipeline(

@@ -1,6 +1,5 @@
 //===- GeneratorTest.cpp - Registry and generators on a Mixed-Pipe DAG ----===//
 
-#include "pipe/Scheduling/Placement.h"
 #include "pipe/Scheduling/ScheduleChecker.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Scheduling/Simulator.h"
@@ -123,21 +122,6 @@ TEST(Generators, InterleavedErrors) {
   EXPECT_TRUE(
       failed(generateSchedule("interleaved-1f1b", contiguous, options, diag)));
   EXPECT_NE(error.find("round-robin"), std::string::npos) << error;
-}
-
-TEST(Placement, BalancedContiguous) {
-  auto placer = createPlacementAlgorithm("balanced");
-  ASSERT_TRUE(placer);
-  PlacementProblem problem;
-  problem.blockCosts = {4, 1, 1, 1, 1, 4};
-  problem.numDevices = 2;
-  auto result = placer->place(problem, [](const Twine &) {});
-  ASSERT_TRUE(succeeded(result));
-  EXPECT_EQ(result->stageOfBlock, (SmallVector<unsigned>{0, 0, 0, 1, 1, 1}));
-  problem.stagesPerDevice = 3;
-  result = placer->place(problem, [](const Twine &) {});
-  ASSERT_TRUE(succeeded(result));
-  EXPECT_EQ(result->deviceOfStage, (SmallVector<unsigned>{0, 1, 0, 1, 0, 1}));
 }
 
 } // namespace

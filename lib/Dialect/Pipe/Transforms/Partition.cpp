@@ -3,15 +3,19 @@
 // The pass is a thin driver: it builds the plain C++ partitioning problem
 // from the IR and the device model, runs a registered algorithm
 // (pipe/Partitioning) and writes the answer back as a pipe.placement, with
-// a text and a JSON report of the predicted figures.
+// a text and a JSON report of the predicted figures. pipe-place runs the
+// same driver (partitionGraph, Partition.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Analysis/DeviceModel.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
-#include "pipe/Support/OutputFile.h"
+#include "pipe/Dialect/Pipe/Transforms/Partition.h"
 #include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
+#include "pipe/Partitioning/FromDeviceModel.h"
 #include "pipe/Partitioning/Partitioner.h"
+#include "pipe/Partitioning/SimulatedStepTime.h"
+#include "pipe/Support/OutputFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -211,13 +215,120 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
   os << "\n";
 }
 
+LogicalResult writeReportFile(Operation *anchor, StringRef passName,
+                              StringRef path,
+                              llvm::function_ref<void(raw_ostream &)> write) {
+  if (llvm::Error error = writeOutputFile(path, write))
+    return anchor->emitError(passName)
+           << ": " << llvm::toString(std::move(error));
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
+                                         const PipePartitionOptions &options,
+                                         const PartitionCaller &caller) {
+  StringRef pass = caller.passName;
+  std::optional<ScheduleFamily> family =
+      ScheduleModel::parseFamily(options.schedule);
+  if (!family)
+    return module.emitError(pass)
+           << ": unknown schedule '" << options.schedule
+           << "' (expected gpipe, 1f1b or pipedream-async)";
+  std::optional<TrainingMemory> memory =
+      TrainingMemory::lookup(options.optimizer);
+  if (!memory)
+    return module.emitError(pass)
+           << ": unknown optimizer '" << options.optimizer << "' (expected "
+           << TrainingMemory::getNames() << ")";
+  if (options.devices == 0 || options.microbatches == 0)
+    return module.emitError(pass)
+           << ": devices and microbatches must be at least 1";
+  if (!createPartitioner(options.algorithm))
+    return module.emitError(pass)
+           << ": unknown algorithm '" << options.algorithm
+           << "' (known: " << getPartitionerNames() << ")";
+  llvm::Expected<ClusterModel> model =
+      ClusterModel::lookup(options.deviceModel);
+  if (!model)
+    return module.emitError(pass)
+           << ": device model '" << options.deviceModel
+           << "': " << llvm::toString(model.takeError());
+
+  std::string name =
+      options.placementName.empty()
+          ? (graph.getSymName() + "_" + options.algorithm).str()
+          : options.placementName;
+  if (SymbolTable::lookupSymbolIn(module, name))
+    return module.emitError(pass)
+           << ": the module already has a symbol @" << name
+           << "; choose another with placement=<name>";
+
+  // The problem.
+  SmallVector<RunOp> runs;
+  FailureOr<BlockGraph> blockGraph =
+      buildBlockGraph(graph, runs, /*allowUncosted=*/caller.placementOnly);
+  if (failed(blockGraph))
+    return failure();
+  PartitionProblem problem;
+  problem.graph = &*blockGraph;
+  problem.cluster = buildClusterInfo(*model, options.devices, options.dtype);
+  for (DeviceInfo &device : problem.cluster.devices) {
+    if (options.memoryGiB > 0)
+      device.memoryBytes = uint64_t(options.memoryGiB * double(1ull << 30));
+    device.reservedBytes = uint64_t(options.reserveMiB * double(1ull << 20));
+  }
+  problem.memory = *memory;
+  problem.schedule.family = *family;
+  problem.schedule.microbatches = options.microbatches;
+  problem.schedule.weightStashing = options.weightStashing;
+  problem.schedule.recompute = options.recompute;
+  problem.stagesPerDevice = options.stagesPerDevice;
+  problem.checkMemory = !caller.placementOnly;
+  if (options.simulate)
+    problem.stepTime =
+        makeSimulatedStepTime(ScheduleModel::getFamilyName(*family).str(),
+                              *family == ScheduleFamily::Async ? 4 : 1);
+
+  llvm::Expected<PartitionResult> result =
+      runPartitioner(options.algorithm, problem);
+  if (!result)
+    return graph.emitError(pass)
+           << ": " << llvm::toString(result.takeError());
+
+  OpBuilder builder(graph->getContext());
+  builder.setInsertionPointAfter(graph);
+  writePlacement(builder, graph.getLoc(), name, graph, runs, result->partition,
+                 options.devices,
+                 caller.placementOnly ? 0u : unsigned(options.microbatches));
+
+  ReportContext ctx{graph.getSymName(), name,    options.deviceModel,
+                    options.dtype,      problem, *result,
+                    runs};
+  if (options.textReport == "-") {
+    printTextReport(llvm::errs(), ctx);
+  } else if (!options.textReport.empty()) {
+    if (failed(writeReportFile(
+            module, pass, options.textReport,
+            [&](raw_ostream &os) { printTextReport(os, ctx); })))
+      return failure();
+  }
+  if (!options.report.empty() &&
+      failed(writeReportFile(
+          module, pass, options.report,
+          [&](raw_ostream &os) { writeJSONReport(os, ctx); })))
+    return failure();
+  return success();
+}
+
+namespace {
+
 struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-
-    // The graph.
     GraphOp graph;
     if (!graphName.empty()) {
       graph = module.lookupSymbol<GraphOp>(graphName);
@@ -240,101 +351,30 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
         return signalPassFailure();
       }
     }
-
-    // Options.
-    std::optional<ScheduleFamily> family = ScheduleModel::parseFamily(schedule);
-    if (!family) {
-      module.emitError("pipe-partition: unknown schedule '")
-          << schedule << "' (expected gpipe, 1f1b or pipedream-async)";
-      return signalPassFailure();
-    }
-    std::optional<TrainingMemory> memory = TrainingMemory::lookup(optimizer);
-    if (!memory) {
-      module.emitError("pipe-partition: unknown optimizer '")
-          << optimizer << "' (expected " << TrainingMemory::getNames() << ")";
-      return signalPassFailure();
-    }
-    if (devices == 0 || microbatches == 0) {
-      module.emitError("pipe-partition: devices and microbatches must be "
-                       "at least 1");
-      return signalPassFailure();
-    }
-    if (!createPartitioner(algorithm)) {
-      module.emitError("pipe-partition: unknown algorithm '")
-          << algorithm << "' (known: " << getPartitionerNames() << ")";
-      return signalPassFailure();
-    }
-    llvm::Expected<ClusterModel> model = ClusterModel::lookup(deviceModel);
-    if (!model) {
-      module.emitError("pipe-partition: device model '")
-          << deviceModel << "': " << llvm::toString(model.takeError());
-      return signalPassFailure();
-    }
-
-    std::string name = placementName.empty()
-                           ? (graph.getSymName() + "_" + algorithm).str()
-                           : placementName.getValue();
-    if (SymbolTable::lookupSymbolIn(module, name)) {
-      module.emitError("pipe-partition: the module already has a symbol @")
-          << name << "; choose another with placement=<name>";
-      return signalPassFailure();
-    }
-
-    // The problem.
-    SmallVector<RunOp> runs;
-    FailureOr<BlockGraph> blockGraph = buildBlockGraph(graph, runs);
-    if (failed(blockGraph))
-      return signalPassFailure();
-    PartitionProblem problem;
-    problem.graph = &*blockGraph;
-    problem.cluster = buildClusterInfo(*model, devices, dtype);
-    for (DeviceInfo &device : problem.cluster.devices) {
-      if (memoryGiB > 0)
-        device.memoryBytes = uint64_t(memoryGiB * double(1ull << 30));
-      device.reservedBytes = uint64_t(reserveMiB * double(1ull << 20));
-    }
-    problem.memory = *memory;
-    problem.schedule.family = *family;
-    problem.schedule.microbatches = microbatches;
-    problem.schedule.weightStashing = weightStashing;
-    problem.schedule.recompute = recompute;
-    if (simulate)
-      problem.stepTime =
-          makeSimulatedStepTime(ScheduleModel::getFamilyName(*family).str(),
-                                *family == ScheduleFamily::Async ? 4 : 1);
-
-    llvm::Expected<PartitionResult> result = runPartitioner(algorithm, problem);
-    if (!result) {
-      graph.emitError("pipe-partition: ") << llvm::toString(result.takeError());
-      return signalPassFailure();
-    }
-
-    OpBuilder builder(graph->getContext());
-    builder.setInsertionPointAfter(graph);
-    writePlacement(builder, graph.getLoc(), name, graph, runs,
-                   result->partition, devices, microbatches);
-
-    ReportContext ctx{
-        graph.getSymName(), name, deviceModel, dtype, problem, *result, runs};
-    if (textReport == "-") {
-      printTextReport(llvm::errs(), ctx);
-    } else if (!textReport.empty()) {
-      if (failed(writeFile(textReport,
-                           [&](raw_ostream &os) { printTextReport(os, ctx); })))
-        return signalPassFailure();
-    }
-    if (!report.empty() && failed(writeFile(report, [&](raw_ostream &os) {
-          writeJSONReport(os, ctx);
-        })))
-      return signalPassFailure();
+    if (failed(partitionGraph(module, graph, getOptions(), PartitionCaller())))
+      signalPassFailure();
   }
 
-  LogicalResult writeFile(StringRef path,
-                          llvm::function_ref<void(raw_ostream &)> write) {
-    if (llvm::Error error = writeOutputFile(path, write))
-      return getOperation().emitError("pipe-partition: ")
-             << llvm::toString(std::move(error));
-    return success();
+  PipePartitionOptions getOptions() const {
+    PipePartitionOptions options;
+    options.algorithm = algorithm;
+    options.devices = devices;
+    options.deviceModel = deviceModel;
+    options.dtype = dtype;
+    options.schedule = schedule;
+    options.microbatches = microbatches;
+    options.optimizer = optimizer;
+    options.weightStashing = weightStashing;
+    options.recompute = recompute;
+    options.memoryGiB = memoryGiB;
+    options.reserveMiB = reserveMiB;
+    options.simulate = simulate;
+    options.stagesPerDevice = stagesPerDevice;
+    options.graphName = graphName;
+    options.placementName = placementName;
+    options.report = report;
+    options.textReport = textReport;
+    return options;
   }
 };
 

@@ -555,7 +555,9 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
     devices of `device-model`, runs the partitioning `algorithm` (`seq`:
     contiguous stages by dynamic programming; `mixed`: FTPipe's Mixed-Pipe,
     where a device may host several non-adjacent stages; `exact`: exhaustive,
-    small graphs only) and writes the result as a `pipe.placement` after the
+    small graphs only; `balanced`: `devices * stages-per-device` contiguous
+    stages balanced by compute, round-robin, as `--pipe-place` makes them;
+    the list is include/pipe/Partitioning/Partitioners.def) and writes the result as a `pipe.placement` after the
     graph. The objective is the predicted step time under `schedule` with
     `microbatches` micro-batches (docs/partitioning.md); memory per device
     counts parameters with the `optimizer`'s state and the activations the
@@ -571,7 +573,8 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
   }];
   let options = [
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"mixed\"",
-           "Partitioning algorithm: mixed, seq or exact (or any registered)">,
+           "Partitioning algorithm: mixed, seq, exact, balanced (or any "
+           "registered)">,
     Option<"devices", "devices", "unsigned", /*default=*/"8",
            "Number of devices">,
     Option<"deviceModel", "device-model", "std::string",
@@ -599,6 +602,10 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
            "Memory per device kept back for the runtime, MiB">,
     Option<"simulate", "simulate", "bool", /*default=*/"true",
            "Rank the final candidates by simulating the schedule">,
+    Option<"stagesPerDevice", "stages-per-device", "unsigned",
+           /*default=*/"1",
+           "balanced: contiguous stages per device, round-robin (0: one "
+           "stage per block instance)">,
     Option<"graphName", "graph", "std::string", /*default=*/"\"\"",
            "The pipe.graph to partition (default: the only one)">,
     Option<"placementName", "placement", "std::string",
@@ -615,13 +622,16 @@ def PipePlace : Pass<"pipe-place", "ModuleOp"> {
   let summary = "Groups a graph's block instances into stages on devices";
   let description = [{
     For every `pipe.graph` without a placement, adds `pipe.placement
-    @<graph>_placement` made by a placement algorithm from
-    lib/Scheduling/Placement.cpp. The default, `balanced`, cuts the block
-    instances, in graph order, into `devices * stages-per-device` contiguous
-    stages that minimise the most expensive stage (`#pipe.cost` forward plus
-    backward time; 1 unit per block without a cost) and puts stage k on
-    device k mod `devices`: one stage per device, or round-robin chunks for
-    `interleaved-1f1b`.
+    @<graph>_placement` made by a partitioner (include/pipe/Partitioning/
+    Partitioners.def) through `--pipe-partition`'s driver. The default,
+    `balanced`, cuts the block instances, in graph order, into `devices *
+    stages-per-device` contiguous stages that minimise the most expensive
+    stage (`#pipe.cost` forward plus backward time; 1 unit per block without
+    a cost) and puts stage k on device k mod `devices`: one stage per
+    device, round-robin chunks for `interleaved-1f1b`, or with
+    `stages-per-device=0` one stage per block instance as `l2l` runs. Unlike
+    `--pipe-partition`, the placement records no micro-batch count (the
+    schedule chooses it) and memory is left to `--pipe-verify-schedule`.
 
     ```
     pipe-opt model.mlir --pipe-place="devices=4 stages-per-device=2"
@@ -631,9 +641,10 @@ def PipePlace : Pass<"pipe-place", "ModuleOp"> {
     Option<"devices", "devices", "unsigned", /*default=*/"2",
            "Number of devices">,
     Option<"stagesPerDevice", "stages-per-device", "unsigned",
-           /*default=*/"1", "Stages per device (round-robin)">,
+           /*default=*/"1",
+           "Stages per device, round-robin (0: one per block instance)">,
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"balanced\"",
-           "Placement algorithm (registered in lib/Scheduling/Placement.cpp)">,
+           "Partitioner (include/pipe/Partitioning/Partitioners.def)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
            "Device model preset or JSON file that turns FLOPs into times">,
   ];

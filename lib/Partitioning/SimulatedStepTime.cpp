@@ -1,0 +1,97 @@
+//===- SimulatedStepTime.cpp - Step times from the schedule simulator -----===//
+
+#include "pipe/Partitioning/SimulatedStepTime.h"
+
+#include "pipe/Partitioning/FromDeviceModel.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
+#include "pipe/Scheduling/Simulator.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+using namespace mlir::pipe::partitioning;
+
+Pipeline
+mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
+                                        const Partition &partition,
+                                        const Evaluation &evaluation) {
+  const BlockGraph &graph = *problem.graph;
+  Pipeline pipeline;
+  pipeline.numDevices = problem.cluster.size();
+  unsigned numStages = partition.getNumStages();
+  for (unsigned s = 0; s < numStages; ++s) {
+    PipelineStage stage;
+    stage.name = "s" + std::to_string(s);
+    stage.device = partition.deviceOf[s];
+    stage.savedBytes = evaluation.stages[s].savedBytes;
+    stage.paramBytes = evaluation.stages[s].paramBytes;
+    stage.paramCount = stage.paramBytes / 4;
+    pipeline.stages.push_back(stage);
+  }
+  for (unsigned v = 0; v < graph.getNumNodes(); ++v) {
+    const BlockNode &node = graph.getNode(v);
+    PipelineStage &stage = pipeline.stages[partition.stageOf[v]];
+    double rate = problem.cluster.devices[stage.device].flopsPerSecond;
+    stage.forwardTime += problem.getForwardSeconds(v, stage.device);
+    double flops = node.backwardInputFlops + node.backwardWeightFlops;
+    double total = problem.getBackwardSeconds(v, stage.device);
+    double inputShare = flops > 0 ? node.backwardInputFlops / flops : 1.0;
+    if (node.backwardSeconds <= 0 && rate > 0) {
+      stage.backwardInputTime += node.backwardInputFlops / rate;
+      stage.backwardWeightTime += node.backwardWeightFlops / rate;
+    } else {
+      stage.backwardInputTime += total * inputShare;
+      stage.backwardWeightTime += total * (1 - inputShare);
+    }
+  }
+  for (auto [edge, bytes] :
+       llvm::zip(evaluation.stageEdges, evaluation.stageEdgeBytes)) {
+    pipeline.edges.push_back({edge.first, edge.second, bytes});
+    pipeline.stages[edge.first].outputBytes += bytes;
+    pipeline.stages[edge.second].inputBytes += bytes;
+  }
+  std::vector<SmallVector<unsigned>> readers(graph.getNumParams());
+  for (unsigned v = 0; v < graph.getNumNodes(); ++v)
+    for (unsigned p : graph.getNode(v).params)
+      if (!llvm::is_contained(readers[p], partition.stageOf[v]))
+        readers[p].push_back(partition.stageOf[v]);
+  for (unsigned p = 0; p < graph.getNumParams(); ++p) {
+    if (readers[p].size() < 2 || !graph.getParam(p).trainable)
+      continue;
+    SharedParam shared;
+    shared.name = graph.getParam(p).name;
+    shared.bytes = graph.getParam(p).bytes;
+    shared.stages.assign(readers[p].begin(), readers[p].end());
+    llvm::sort(shared.stages);
+    pipeline.sharedParams.push_back(std::move(shared));
+  }
+  return pipeline;
+}
+
+StepTimeFn mlir::pipe::partitioning::makeSimulatedStepTime(std::string kind,
+                                                           unsigned steps) {
+  return
+      [kind, steps](const PartitionProblem &problem, const Partition &partition,
+                    const Evaluation &evaluation) -> std::optional<double> {
+        Pipeline pipeline = buildPipeline(problem, partition, evaluation);
+        MachineModel machine = buildMachineModel(problem.cluster);
+        auto ignore = [](const llvm::Twine &) {};
+        ScheduleOptions options;
+        options.microbatches = problem.schedule.microbatches;
+        options.steps = steps;
+        options.stashWeights = problem.schedule.weightStashing;
+        options.recompute = problem.schedule.recompute;
+        FailureOr<Schedule> schedule =
+            generateSchedule(kind, pipeline, options, ignore);
+        if (failed(schedule))
+          return std::nullopt;
+        SimulationOptions simOptions;
+        simOptions.recordTrace = false;
+        FailureOr<SimulationReport> report =
+            simulate(pipeline, *schedule, machine, simOptions, ignore);
+        if (failed(report) || !(report->stepTime > 0))
+          return std::nullopt;
+        return report->stepTime;
+      };
+}
