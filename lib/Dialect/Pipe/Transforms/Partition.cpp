@@ -58,7 +58,7 @@ void printTextReport(raw_ostream &os, const ReportContext &ctx) {
       "{8} micro-batches{10}; optimizer {9}\n",
       ctx.graphName, ctx.placementName, result.algorithm,
       problem.graph->getNumNodes(), problem.cluster.size(), ctx.deviceModel,
-      ctx.dtype, ScheduleModel::getFamilyName(problem.schedule.family), m,
+      ctx.dtype, problem.schedule.getKind(), m,
       problem.memory.name,
       problem.schedule.recompute ? ", stage recomputation" : "");
   os << llvm::formatv("stages: {0}\n", partition.getNumStages());
@@ -127,7 +127,7 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
     json.attribute("dtype", ctx.dtype);
     json.attribute("devices", int64_t(problem.cluster.size()));
     json.attribute("schedule",
-                   ScheduleModel::getFamilyName(problem.schedule.family));
+                   problem.schedule.getKind());
     json.attribute("microbatches", int64_t(m));
     json.attribute("optimizer", problem.memory.name);
     json.attribute("weight_stashing", problem.schedule.weightStashing);
@@ -242,10 +242,11 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     }
 
     // Options.
-    std::optional<ScheduleFamily> family = ScheduleModel::parseFamily(schedule);
-    if (!family) {
-      module.emitError("pipe-partition: unknown schedule '")
-          << schedule << "' (expected gpipe, 1f1b or pipedream-async)";
+    llvm::Expected<ScheduleModel> scheduleModel = ScheduleModel::forSchedule(
+        schedule, microbatches, weightStashing, recompute);
+    if (!scheduleModel) {
+      module.emitError("pipe-partition: ")
+          << llvm::toString(scheduleModel.takeError());
       return signalPassFailure();
     }
     std::optional<TrainingMemory> memory = TrainingMemory::lookup(optimizer);
@@ -294,14 +295,13 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
       device.reservedBytes = uint64_t(reserveMiB * double(1ull << 20));
     }
     problem.memory = *memory;
-    problem.schedule.family = *family;
-    problem.schedule.microbatches = microbatches;
-    problem.schedule.weightStashing = weightStashing;
-    problem.schedule.recompute = recompute;
+    problem.schedule = *scheduleModel;
+    // Asynchronous kinds are simulated over several overlapping steps to
+    // reach their steady state.
     if (simulate)
       problem.stepTime =
-          makeSimulatedStepTime(ScheduleModel::getFamilyName(*family).str(),
-                                *family == ScheduleFamily::Async ? 4 : 1);
+          makeSimulatedStepTime(problem.schedule.getKind().str(),
+                                problem.schedule.isSynchronous() ? 1 : 4);
 
     llvm::Expected<PartitionResult> result = runPartitioner(algorithm, problem);
     if (!result) {
