@@ -423,6 +423,15 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
           std::max(m * eval.bottleneckSeconds,
                    (m - 1) * eval.bottleneckSeconds + drainedPath);
       break;
+    case ScheduleFamily::Interleaved: {
+      // Megatron: v stages per device fill and drain in chunk-sized steps,
+      // so the bubble (path - bottleneck) shrinks v times.
+      unsigned v = std::max(1u, nonEmpty / numDevices);
+      eval.analyticStepSeconds =
+          m * eval.bottleneckSeconds +
+          (eval.pathSeconds - eval.bottleneckSeconds) / v;
+      break;
+    }
     default:
       eval.analyticStepSeconds =
           (m - 1) * eval.bottleneckSeconds + eval.pathSeconds;

@@ -23,7 +23,8 @@
 //              = m bottleneck + reduction                 (async, l2l)
 //  zb-h1 fills the drain with weight gradients: its path counts each
 //  stage's F + B - 2 W, plus 2 W of the last stage on it, and the step
-//  time is at least m bottleneck.
+//  time is at least m bottleneck. interleaved-1f1b with v stages per
+//  device shrinks the bubble v times: m bottleneck + (path - bottleneck) / v.
 //
 //  For p equal stages of time t on p devices, no communication, the
 //  synchronous formula is (m + p - 1) t, GPipe's fill-drain closed form.
