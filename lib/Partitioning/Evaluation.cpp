@@ -101,6 +101,9 @@ struct Edge {
 /// generators accept only some placements.
 bool fitsSchedule(const ScheduleModel &schedule, const Partition &partition,
                   const Evaluation &eval, llvm::ArrayRef<Edge> edges) {
+  if (schedule.family != ScheduleFamily::Interleaved &&
+      schedule.family != ScheduleFamily::LayerToLayer)
+    return true;
   // Positions among the non-empty stages, which is what the schedule sees.
   std::vector<unsigned> position(partition.getNumStages());
   unsigned numUsed = 0;
@@ -394,22 +397,26 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   if (eval.acyclic) {
     // `drained`: the same path with each stage's weight gradients moved
     // into the drain (zb-h1), which only the last stage's cannot leave.
-    std::vector<double> dist(numStages, 0), drained(numStages, 0);
+    bool drain = schedule.family == ScheduleFamily::ZeroBubble;
+    std::vector<double> dist(numStages, 0), drained(drain ? numStages : 0, 0);
     double drainedPath = 0;
     for (unsigned s : order) {
       double best = 0, bestDrained = 0;
       for (unsigned e : inEdges[s]) {
         best = std::max(best, dist[edges[e].src] + 2 * edges[e].seconds);
-        bestDrained = std::max(bestDrained,
-                               drained[edges[e].src] + 2 * edges[e].seconds);
+        if (drain)
+          bestDrained = std::max(bestDrained,
+                                 drained[edges[e].src] + 2 * edges[e].seconds);
       }
       const StageReport &stage = eval.stages[s];
       dist[s] = best + stage.forwardSeconds + stage.backwardSeconds;
-      drained[s] = bestDrained + stage.forwardSeconds + stage.backwardSeconds -
-                   2 * stage.backwardWeightSeconds;
       eval.pathSeconds = std::max(eval.pathSeconds, dist[s]);
-      drainedPath =
-          std::max(drainedPath, drained[s] + 2 * stage.backwardWeightSeconds);
+      if (drain) {
+        drained[s] = bestDrained + stage.forwardSeconds +
+                     stage.backwardSeconds - 2 * stage.backwardWeightSeconds;
+        drainedPath =
+            std::max(drainedPath, drained[s] + 2 * stage.backwardWeightSeconds);
+      }
     }
     switch (schedule.family) {
     case ScheduleFamily::Async:
