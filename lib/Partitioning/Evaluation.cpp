@@ -156,6 +156,9 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   unsigned numDevices = cluster.size();
   unsigned m = schedule.microbatches;
 
+  // Only zb-h1's closed form moves weight gradients into the drain.
+  bool drain = schedule.family == ScheduleFamily::ZeroBubble;
+
   Evaluation eval;
   eval.stages.resize(numStages);
   eval.devices.resize(numDevices);
@@ -169,8 +172,9 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
     stage.numNodes++;
     stage.forwardSeconds += problem.getForwardSeconds(node, stage.device);
     stage.backwardSeconds += problem.getBackwardSeconds(node, stage.device);
-    stage.backwardWeightSeconds +=
-        problem.getBackwardWeightSeconds(node, stage.device);
+    if (drain)
+      stage.backwardWeightSeconds +=
+          problem.getBackwardWeightSeconds(node, stage.device);
     stage.savedBytes += graph.getNode(node).savedBytes;
   }
 
@@ -304,22 +308,22 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   // A parameter server keeps every stage's parameters and optimizer state
   // on the host; the device holds weights and gradients of the stage it
   // computes and of the one it loads next, at most the two largest.
-  std::vector<llvm::SmallVector<double, 2>> largestStages(numDevices);
-  if (schedule.hasParameterServer())
+  if (schedule.hasParameterServer()) {
+    std::vector<llvm::SmallVector<double, 3>> largestStages(numDevices);
     for (unsigned s = 0; s < numStages; ++s) {
       const StageReport &stage = eval.stages[s];
-      double bytes =
-          stage.paramBytes * problem.memory.weightCopies +
-          stageTrainableBytes[s] * problem.memory.gradientCopies;
-      llvm::SmallVector<double, 2> &largest = largestStages[stage.device];
+      double bytes = stage.paramBytes * problem.memory.weightCopies +
+                     stageTrainableBytes[s] * problem.memory.gradientCopies;
+      llvm::SmallVector<double, 3> &largest = largestStages[stage.device];
       largest.push_back(bytes);
       llvm::sort(largest, std::greater<double>());
       if (largest.size() > 2)
         largest.pop_back();
     }
-  for (unsigned d = 0; d < numDevices; ++d)
-    for (double bytes : largestStages[d])
-      paramMemory[d] += bytes;
+    for (unsigned d = 0; d < numDevices; ++d)
+      for (double bytes : largestStages[d])
+        paramMemory[d] += bytes;
+  }
   for (unsigned p = 0; p < numParams; ++p) {
     const ParamInfo &param = graph.getParam(p);
     double bytes = param.trainable ? param.bytes * perTrainable
@@ -397,7 +401,6 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   if (eval.acyclic) {
     // `drained`: the same path with each stage's weight gradients moved
     // into the drain (zb-h1), which only the last stage's cannot leave.
-    bool drain = schedule.family == ScheduleFamily::ZeroBubble;
     std::vector<double> dist(numStages, 0), drained(drain ? numStages : 0, 0);
     double drainedPath = 0;
     for (unsigned s : order) {

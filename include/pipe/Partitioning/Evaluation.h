@@ -86,7 +86,8 @@ struct StageReport {
   unsigned device = 0;
   unsigned numNodes = 0;
   double forwardSeconds = 0, backwardSeconds = 0;
-  /// The weight-gradient part of backwardSeconds.
+  /// The weight-gradient part of backwardSeconds (zb-h1 only, which is
+  /// the only closed form that needs it; 0 under other schedules).
   double backwardWeightSeconds = 0;
   /// Stages on the longest path to a sink, itself included.
   unsigned height = 0;
