@@ -395,7 +395,7 @@ mlir::pipe::partitioning::assignGreedyBestFit(const PartitionProblem &problem,
         height[g] = std::max(height[g], height[s] + 1);
     for (unsigned g = 0; g < numGroups; ++g)
       inFlight[g] = problem.schedule.getActivationsInFlight(
-          std::min(height[g], numDevices));
+          std::min(height[g], numDevices), numDevices);
   }
 
   std::vector<unsigned> order(numGroups);

@@ -89,6 +89,62 @@ llvm::Error Partition::verify(const BlockGraph &graph,
 // evaluate
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// A stage graph edge with its bytes and transfer time per micro-batch.
+struct Edge {
+  unsigned src, dst;
+  uint64_t bytes;
+  double seconds;
+};
+
+/// Evaluation::fitsSchedule: the placement rules of the schedules whose
+/// generators accept only some placements.
+bool fitsSchedule(const ScheduleModel &schedule, const Partition &partition,
+                  const Evaluation &eval, llvm::ArrayRef<Edge> edges) {
+  if (schedule.family != ScheduleFamily::Interleaved &&
+      schedule.family != ScheduleFamily::LayerToLayer)
+    return true;
+  // Positions among the non-empty stages, which is what the schedule sees.
+  std::vector<unsigned> position(partition.getNumStages());
+  unsigned numUsed = 0;
+  for (auto [s, stage] : llvm::enumerate(eval.stages))
+    if (stage.numNodes)
+      position[s] = numUsed++;
+  switch (schedule.family) {
+  case ScheduleFamily::Interleaved: {
+    unsigned p = eval.devices.size();
+    if (numUsed % p != 0)
+      return false;
+    for (auto [s, stage] : llvm::enumerate(eval.stages))
+      if (stage.numNodes && stage.device != position[s] % p)
+        return false;
+    return llvm::all_of(edges, [&](const Edge &e) {
+      return position[e.src] < position[e.dst];
+    });
+  }
+  case ScheduleFamily::LayerToLayer:
+    return llvm::all_of(eval.stages, [](const StageReport &stage) {
+      return !stage.numNodes || stage.device == 0;
+    });
+  default:
+    return true;
+  }
+}
+} // namespace
+
+std::optional<Partition> mlir::pipe::partitioning::getPartitionFixedBySchedule(
+    const PartitionProblem &problem) {
+  if (!problem.schedule.hasParameterServer())
+    return std::nullopt;
+  const BlockGraph &graph = *problem.graph;
+  Partition partition;
+  partition.stageOf.resize(graph.getNumNodes());
+  for (unsigned node = 0; node < graph.getNumNodes(); ++node)
+    partition.stageOf[node] = graph.getTopologicalPosition(node);
+  partition.deviceOf.assign(graph.getNumNodes(), 0);
+  return partition;
+}
+
 Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
                                               const Partition &partition,
                                               bool useStepTimeFn) {
@@ -99,6 +155,9 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   unsigned numStages = partition.getNumStages();
   unsigned numDevices = cluster.size();
   unsigned m = schedule.microbatches;
+
+  // Only zb-h1's closed form moves weight gradients into the drain.
+  bool drain = schedule.family == ScheduleFamily::ZeroBubble;
 
   Evaluation eval;
   eval.stages.resize(numStages);
@@ -113,6 +172,9 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
     stage.numNodes++;
     stage.forwardSeconds += problem.getForwardSeconds(node, stage.device);
     stage.backwardSeconds += problem.getBackwardSeconds(node, stage.device);
+    if (drain)
+      stage.backwardWeightSeconds +=
+          problem.getBackwardWeightSeconds(node, stage.device);
     stage.savedBytes += graph.getNode(node).savedBytes;
   }
 
@@ -153,11 +215,6 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
       pairBytes[uint64_t(src) * numStages + dst] += value.bytes;
     }
   }
-  struct Edge {
-    unsigned src, dst;
-    uint64_t bytes;
-    double seconds;
-  };
   std::vector<Edge> edges;
   edges.reserve(pairBytes.size());
   for (auto &[key, bytes] : pairBytes) {
@@ -204,14 +261,19 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
       eval.stages[s].height =
           std::max(eval.stages[s].height, eval.stages[edges[e].dst].height + 1);
 
+  unsigned depth = 0;
+  for (const StageReport &stage : eval.stages)
+    depth = std::max(depth, stage.height);
+
   for (const Edge &e : edges)
     eval.stages[e.dst].inputBytes += e.bytes;
-  if (schedule.recompute)
-    for (StageReport &stage : eval.stages)
-      if (stage.numNodes && stage.height > 1) {
-        stage.recomputed = true;
-        stage.backwardSeconds += stage.forwardSeconds;
-      }
+  for (StageReport &stage : eval.stages)
+    if (stage.numNodes && schedule.recomputes(stage.height)) {
+      stage.recomputed = true;
+      stage.backwardSeconds += stage.forwardSeconds;
+    }
+
+  eval.fitsSchedule = fitsSchedule(schedule, partition, eval, edges);
 
   // Per-device compute and communication.
   for (const StageReport &stage : eval.stages) {
@@ -243,24 +305,59 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
   // Memory.
   double perTrainable = problem.memory.getBytesPerTrainableByte();
   std::vector<double> paramMemory(numDevices);
+  // A parameter server keeps every stage's parameters and optimizer state
+  // on the host; the device holds weights and gradients of the stage it
+  // computes and of the one it loads next, at most the two largest.
+  if (schedule.hasParameterServer()) {
+    std::vector<llvm::SmallVector<double, 3>> largestStages(numDevices);
+    for (unsigned s = 0; s < numStages; ++s) {
+      const StageReport &stage = eval.stages[s];
+      double bytes = stage.paramBytes * problem.memory.weightCopies +
+                     stageTrainableBytes[s] * problem.memory.gradientCopies;
+      llvm::SmallVector<double, 3> &largest = largestStages[stage.device];
+      largest.push_back(bytes);
+      llvm::sort(largest, std::greater<double>());
+      if (largest.size() > 2)
+        largest.pop_back();
+    }
+    for (unsigned d = 0; d < numDevices; ++d)
+      for (double bytes : largestStages[d])
+        paramMemory[d] += bytes;
+  }
   for (unsigned p = 0; p < numParams; ++p) {
     const ParamInfo &param = graph.getParam(p);
     double bytes = param.trainable ? param.bytes * perTrainable
                                    : param.bytes * problem.memory.weightCopies;
     for (unsigned d : paramDevices[p]) {
       eval.devices[d].paramBytes += param.bytes;
-      paramMemory[d] += bytes;
+      if (!schedule.hasParameterServer())
+        paramMemory[d] += bytes;
     }
   }
   for (StageReport &stage : eval.stages) {
     if (!stage.numNodes)
       continue;
-    stage.activationsInFlight = schedule.getActivationsInFlight(stage.height);
+    stage.activationsInFlight =
+        schedule.getActivationsInFlight(stage.height, depth);
     DeviceReport &dev = eval.devices[stage.device];
     dev.activationMemoryBytes +=
         stage.recomputed
             ? stage.inputBytes * stage.activationsInFlight + stage.savedBytes
             : stage.savedBytes * stage.activationsInFlight;
+  }
+  // Layer by layer, one stage's saved activations are on the device at a
+  // time: count the largest once instead of every stage's.
+  if (schedule.hasParameterServer()) {
+    std::vector<uint64_t> largestSaved(numDevices);
+    for (const StageReport &stage : eval.stages) {
+      if (!stage.numNodes)
+        continue;
+      eval.devices[stage.device].activationMemoryBytes -= stage.savedBytes;
+      largestSaved[stage.device] =
+          std::max(largestSaved[stage.device], stage.savedBytes);
+    }
+    for (unsigned d = 0; d < numDevices; ++d)
+      eval.devices[d].activationMemoryBytes += largestSaved[d];
   }
   for (unsigned s = 0; s < numStages; ++s) {
     unsigned versions = schedule.getWeightVersions(eval.stages[s].height);
@@ -302,20 +399,54 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
 
   // The longest path of one micro-batch, forward then back.
   if (eval.acyclic) {
-    std::vector<double> dist(numStages, 0);
+    // `drained`: the same path with each stage's weight gradients moved
+    // into the drain (zb-h1), which only the last stage's cannot leave.
+    std::vector<double> dist(numStages, 0), drained(drain ? numStages : 0, 0);
+    double drainedPath = 0;
     for (unsigned s : order) {
-      double best = 0;
-      for (unsigned e : inEdges[s])
+      double best = 0, bestDrained = 0;
+      for (unsigned e : inEdges[s]) {
         best = std::max(best, dist[edges[e].src] + 2 * edges[e].seconds);
-      dist[s] =
-          best + eval.stages[s].forwardSeconds + eval.stages[s].backwardSeconds;
+        if (drain)
+          bestDrained = std::max(bestDrained,
+                                 drained[edges[e].src] + 2 * edges[e].seconds);
+      }
+      const StageReport &stage = eval.stages[s];
+      dist[s] = best + stage.forwardSeconds + stage.backwardSeconds;
       eval.pathSeconds = std::max(eval.pathSeconds, dist[s]);
+      if (drain) {
+        drained[s] = bestDrained + stage.forwardSeconds +
+                     stage.backwardSeconds - 2 * stage.backwardWeightSeconds;
+        drainedPath =
+            std::max(drainedPath, drained[s] + 2 * stage.backwardWeightSeconds);
+      }
     }
-    if (schedule.isSynchronous())
+    switch (schedule.family) {
+    case ScheduleFamily::Async:
+    case ScheduleFamily::LayerToLayer:
+      // No fill or drain: steps overlap (async), or one device runs every
+      // stage back to back (l2l).
+      eval.analyticStepSeconds = m * eval.bottleneckSeconds;
+      break;
+    case ScheduleFamily::ZeroBubble:
+      eval.analyticStepSeconds =
+          std::max(m * eval.bottleneckSeconds,
+                   (m - 1) * eval.bottleneckSeconds + drainedPath);
+      break;
+    case ScheduleFamily::Interleaved: {
+      // Megatron: v stages per device fill and drain in chunk-sized steps,
+      // so the bubble (path - bottleneck) shrinks v times.
+      unsigned v = std::max(1u, nonEmpty / numDevices);
+      eval.analyticStepSeconds =
+          m * eval.bottleneckSeconds +
+          (eval.pathSeconds - eval.bottleneckSeconds) / v;
+      break;
+    }
+    default:
       eval.analyticStepSeconds =
           (m - 1) * eval.bottleneckSeconds + eval.pathSeconds;
-    else
-      eval.analyticStepSeconds = m * eval.bottleneckSeconds;
+      break;
+    }
     eval.analyticStepSeconds += eval.reductionSeconds;
   } else {
     eval.analyticStepSeconds = HUGE_VAL;

@@ -62,6 +62,9 @@ public:
   llvm::Expected<Partition>
   partition(const PartitionProblem &problem,
             std::vector<std::string> &notes) const override {
+    // Nothing to search; seq returns the prescribed placement.
+    if (getPartitionFixedBySchedule(problem))
+      return createSeqPartitioner()->partition(problem, notes);
     const BlockGraph &graph = *problem.graph;
     unsigned numDevices = problem.cluster.size();
     unsigned m = problem.schedule.microbatches;
@@ -134,7 +137,7 @@ public:
       estimates = {m};
     else
       estimates = {0, numDevices, 2 * numDevices, 4 * numDevices};
-    if (problem.schedule.family == ScheduleFamily::OneFOneB)
+    if (problem.schedule.isSynchronous())
       for (unsigned &e : estimates)
         e = std::min(e, m);
 

@@ -2,13 +2,17 @@
 
 #include "pipe/Partitioning/Problem.h"
 
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 #include <queue>
 
+using namespace mlir::pipe;
 using namespace mlir::pipe::partitioning;
 using llvm::createStringError;
 using llvm::inconvertibleErrorCode;
@@ -279,15 +283,21 @@ llvm::StringRef TrainingMemory::getNames() {
   return "sgd, momentum, adamw, adafactor";
 }
 
-unsigned ScheduleModel::getActivationsInFlight(unsigned height) const {
+unsigned ScheduleModel::getActivationsInFlight(unsigned height,
+                                               unsigned depth) const {
   height = std::max(height, 1u);
   switch (family) {
   case ScheduleFamily::GPipe:
+  case ScheduleFamily::LayerToLayer:
     return microbatches;
   case ScheduleFamily::OneFOneB:
     return std::min(microbatches, height);
   case ScheduleFamily::Async:
     return height;
+  case ScheduleFamily::ZeroBubble:
+    return std::min(microbatches, std::max(height, depth));
+  case ScheduleFamily::Interleaved:
+    return std::min(microbatches, 2 * height - 1);
   }
   return microbatches;
 }
@@ -296,6 +306,61 @@ unsigned ScheduleModel::getWeightVersions(unsigned height) const {
   if (family == ScheduleFamily::Async && weightStashing)
     return std::max(height, 1u);
   return 1;
+}
+
+namespace {
+/// The synchronous kinds whose traits do not decide the closed form: the
+/// one place the partitioner's model names schedule kinds
+/// (docs/partitioning.md gives each rule's source). Asynchronous and
+/// parameter-server kinds follow from their traits alone.
+struct SynchronousKindRule {
+  llvm::StringLiteral kind;
+  ScheduleFamily family;
+};
+constexpr SynchronousKindRule kSynchronousKindRules[] = {
+    {"gpipe", ScheduleFamily::GPipe},
+    {"1f1b", ScheduleFamily::OneFOneB},
+    {"interleaved-1f1b", ScheduleFamily::Interleaved},
+    {"zb-h1", ScheduleFamily::ZeroBubble},
+    // FTPipe's mixed-pipe orders work deepest stage first and bounds each
+    // stage's micro-batches in flight by its height, as 1F1B does.
+    {"mixed", ScheduleFamily::OneFOneB},
+    // Breadth-first over micro-batches: a stage runs every micro-batch's
+    // forward before its backwards, as GPipe does.
+    {"looped-bfs", ScheduleFamily::GPipe},
+};
+} // namespace
+
+llvm::Expected<ScheduleModel>
+ScheduleModel::forSchedule(llvm::StringRef kind, unsigned microbatches,
+                           bool weightStashing, bool recompute) {
+  ScheduleModel model;
+  model.microbatches = microbatches;
+  model.recompute = recompute;
+  // The aliases name a family rather than a registered kind.
+  llvm::StringRef registered = kind;
+  if (!getScheduleTraits(kind))
+    if (std::optional<ScheduleFamily> family = parseFamily(kind))
+      registered = getFamilyName(*family);
+  std::optional<ScheduleTraits> traits = getScheduleTraits(registered);
+  if (!traits)
+    return createStringError(
+        inconvertibleErrorCode(),
+        llvm::formatv("unknown schedule '{0}' (known: {1})", kind,
+                      llvm::join(getScheduleGeneratorNames(), ", ")));
+  model.kind = registered.str();
+  model.weightStashing = weightStashing && traits->keepsWeightVersions;
+  if (traits->parameterServer) {
+    model.family = ScheduleFamily::LayerToLayer;
+  } else if (traits->asynchronous) {
+    model.family = ScheduleFamily::Async;
+  } else {
+    model.family = ScheduleFamily::GPipe;
+    for (const SynchronousKindRule &rule : kSynchronousKindRules)
+      if (rule.kind == registered)
+        model.family = rule.family;
+  }
+  return model;
 }
 
 std::optional<ScheduleFamily> ScheduleModel::parseFamily(llvm::StringRef name) {
@@ -314,6 +379,12 @@ llvm::StringRef ScheduleModel::getFamilyName(ScheduleFamily family) {
     return "1f1b";
   case ScheduleFamily::Async:
     return "pipedream-async";
+  case ScheduleFamily::ZeroBubble:
+    return "zb-h1";
+  case ScheduleFamily::Interleaved:
+    return "interleaved-1f1b";
+  case ScheduleFamily::LayerToLayer:
+    return "l2l";
   }
   return "gpipe";
 }
@@ -337,6 +408,15 @@ double PartitionProblem::getBackwardSeconds(unsigned node,
     return n.backwardSeconds;
   return (n.backwardInputFlops + n.backwardWeightFlops) /
          cluster.devices[device].flopsPerSecond;
+}
+
+double PartitionProblem::getBackwardWeightSeconds(unsigned node,
+                                                  unsigned device) const {
+  const BlockNode &n = graph->getNode(node);
+  double flops = n.backwardInputFlops + n.backwardWeightFlops;
+  return flops > 0
+             ? getBackwardSeconds(node, device) * n.backwardWeightFlops / flops
+             : 0.0;
 }
 
 llvm::Error PartitionProblem::verify() const {

@@ -115,7 +115,8 @@ public:
   unsigned getEnd() const { return end; }
 
   /// Memory of the range as one stage of height `height`, computed exactly
-  /// as evaluate() does for a device holding just this stage.
+  /// as evaluate() does for a device holding just this stage, but for the
+  /// depth of the split, not known yet: the device count bounds it.
   uint64_t getMemory(unsigned height) const {
     const PartitionProblem &problem = tables.problem;
     const ScheduleModel &schedule = problem.schedule;
@@ -125,8 +126,9 @@ public:
     if (versions > 1)
       params += double(versions - 1) * trainableBytes;
     uint64_t saved = tables.savedPrefix[end] - tables.savedPrefix[begin];
-    unsigned inFlight = schedule.getActivationsInFlight(height);
-    if (schedule.recompute && height > 1)
+    unsigned inFlight =
+        schedule.getActivationsInFlight(height, problem.cluster.size());
+    if (schedule.recomputes(height))
       return uint64_t(std::ceil(params)) + inBytes * inFlight + saved;
     return uint64_t(std::ceil(params)) + saved * inFlight;
   }
@@ -327,7 +329,7 @@ mlir::pipe::partitioning::makeInfeasibleError(const PartitionProblem &problem,
       "micro-batches)",
       algorithm, problem.graph->getNumNodes(), problem.cluster.size(),
       formatBytes(usable), problem.memory.name,
-      ScheduleModel::getFamilyName(problem.schedule.family),
+      problem.schedule.getKind(),
       problem.schedule.microbatches);
   if (contiguous)
     message += llvm::formatv("; a contiguous split needs at least {0} "
@@ -351,6 +353,13 @@ public:
   llvm::Expected<Partition>
   partition(const PartitionProblem &problem,
             std::vector<std::string> &notes) const override {
+    if (std::optional<Partition> fixed = getPartitionFixedBySchedule(problem)) {
+      notes.push_back(llvm::formatv("seq: schedule {0} prescribes the "
+                                    "placement",
+                                    problem.schedule.getKind())
+                          .str());
+      return *fixed;
+    }
     std::vector<SeqSplit> splits = computeSeqSplits(problem);
     if (splits.empty())
       return makeInfeasibleError(problem, "seq");

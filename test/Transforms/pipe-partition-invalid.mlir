@@ -4,7 +4,7 @@
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="device-model=/nonexistent.json text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
 
 // ALGO: pipe-partition: unknown algorithm 'nope' (known: balanced, exact, mixed, seq)
-// SCHED: pipe-partition: unknown schedule 'zigzag' (expected gpipe, 1f1b or pipedream-async)
+// SCHED: pipe-partition: unknown schedule 'zigzag' (known: 1f1b, gpipe, interleaved-1f1b, l2l, looped-bfs, mixed, pipedream-async, zb-h1)
 // MODEL: pipe-partition: device model '/nonexistent.json'
 
 pipe.param @w : tensor<8x8xf32>

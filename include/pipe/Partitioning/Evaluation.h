@@ -19,8 +19,12 @@
 //  reduction   = per step, for every trainable parameter read on k > 1
 //               devices, a ring all-reduce of its gradient:
 //               2 (k-1)/k bytes / slowest bandwidth + 2 (k-1) latency
-//  step time   = (m - 1) bottleneck + path + reduction   (GPipe, 1F1B)
-//              = m bottleneck + reduction                 (async)
+//  step time   = (m - 1) bottleneck + path + reduction   (synchronous)
+//              = m bottleneck + reduction                 (async, l2l)
+//  zb-h1 fills the drain with weight gradients: its path counts each
+//  stage's F + B - 2 W, plus 2 W of the last stage on it, and the step
+//  time is at least m bottleneck. interleaved-1f1b with v stages per
+//  device shrinks the bubble v times: m bottleneck + (path - bottleneck) / v.
 //
 //  For p equal stages of time t on p devices, no communication, the
 //  synchronous formula is (m + p - 1) t, GPipe's fill-drain closed form.
@@ -31,7 +35,10 @@
 //  depends on the stage's height in the stage DAG; see ScheduleModel).
 //  With stage recomputation, a non-sink stage instead keeps input_s x in
 //  flight + saved_s (one micro-batch re-run at a time) and its backward
-//  includes its forward again.
+//  includes its forward again. Under l2l every stage is recomputed, the
+//  device holds the parameters and gradients of the two largest stages
+//  (the one computing and the one loading) and one stage's saved
+//  activations.
 //
 //  Ranking (isBetter): feasible (acyclic, fits) first, then smaller step
 //  time, then less communication per step.
@@ -79,6 +86,9 @@ struct StageReport {
   unsigned device = 0;
   unsigned numNodes = 0;
   double forwardSeconds = 0, backwardSeconds = 0;
+  /// The weight-gradient part of backwardSeconds (zb-h1 only, which is
+  /// the only closed form that needs it; 0 under other schedules).
+  double backwardWeightSeconds = 0;
   /// Stages on the longest path to a sink, itself included.
   unsigned height = 0;
   unsigned activationsInFlight = 0;
@@ -110,6 +120,10 @@ struct DeviceReport {
 struct Evaluation {
   bool acyclic = true;
   bool fitsMemory = true;
+  /// The schedule can run this placement (interleaved-1f1b: the same number
+  /// of stages on every device, stage k on device k mod p, edges in stage
+  /// order; l2l: every stage on device 0).
+  bool fitsSchedule = true;
   llvm::SmallVector<StageReport> stages;
   llvm::SmallVector<DeviceReport> devices;
   /// (producer, consumer) stage pairs with the bytes crossing them per
@@ -134,7 +148,7 @@ struct Evaluation {
   /// Largest memory over capacity ratio.
   double maxMemoryRatio = 0;
 
-  bool isFeasible() const { return acyclic && fitsMemory; }
+  bool isFeasible() const { return acyclic && fitsMemory && fitsSchedule; }
   /// Activations and gradients of all micro-batches plus reductions.
   double getCommBytesPerStep(unsigned microbatches) const {
     return 2.0 * commBytesPerMicrobatch * microbatches + reductionBytes;
@@ -146,6 +160,12 @@ struct Evaluation {
 /// step time of feasible partitions.
 Evaluation evaluate(const PartitionProblem &problem, const Partition &partition,
                     bool useStepTimeFn = false);
+
+/// The partition the schedule itself prescribes, for schedules that leave
+/// nothing to search (l2l: one stage per block in topological order, all on
+/// device 0); nullopt for the others.
+std::optional<Partition> getPartitionFixedBySchedule(
+    const PartitionProblem &problem);
 
 /// Strict ranking of the header: feasible first, then step time (relative
 /// tolerance 1e-9), then communication per step, then fewer stages.

@@ -215,9 +215,10 @@ struct TrainingMemory {
   static llvm::StringRef getNames(); // "sgd, momentum, adamw, adafactor"
 };
 
-/// The pipeline schedule family the partition will run under. It decides
+/// The closed form the partition is judged by under a schedule. It decides
 /// how many micro-batches' activations each stage holds and how the step
-/// time follows from the stage costs (see Evaluation.h).
+/// time follows from the stage costs (see Evaluation.h and
+/// docs/partitioning.md, which gives each rule's source).
 enum class ScheduleFamily {
   /// Fill-drain (GPipe): every micro-batch's forward before any backward.
   GPipe,
@@ -225,10 +226,20 @@ enum class ScheduleFamily {
   OneFOneB,
   /// Asynchronous 1F1B (PipeDream, FTPipe): no flush between steps.
   Async,
+  /// ZB-H1: 1F1B with the weight-gradient backwards filling the drain.
+  ZeroBubble,
+  /// Megatron's interleaved 1F1B: several round-robin stages per device.
+  Interleaved,
+  /// Layer-to-layer from a host parameter server: one device, one stage per
+  /// block, parameters streamed in, every stage recomputed.
+  LayerToLayer,
 };
 
 struct ScheduleModel {
   ScheduleFamily family = ScheduleFamily::GPipe;
+  /// The registered schedule kind the partition is for; the simulator plays
+  /// it. Empty: the family's own kind (getFamilyName).
+  std::string kind;
   unsigned microbatches = 8;
   /// Async only: each stage keeps the weight version every in-flight
   /// micro-batch's forward used (PipeDream's weight stashing).
@@ -242,16 +253,50 @@ struct ScheduleModel {
 
   /// Micro-batches whose activations a stage holds at its peak, given the
   /// stage's height h (stages on the longest path from it to a sink,
-  /// itself included):
-  ///   GPipe: m (all forwards run before the first backward);
-  ///   1F1B:  min(m, h) (a stage admits a new micro-batch only after the
-  ///          backward of the one h stages ahead of it);
-  ///   Async: h (the same steady state; steps overlap, so m does not cap).
-  unsigned getActivationsInFlight(unsigned height) const;
+  /// itself included) and the depth D of the stage graph (its longest
+  /// path in stages; 0 when not known yet, which counts as h):
+  ///   GPipe:        m (all forwards run before the first backward);
+  ///   1F1B:         min(m, h) (a stage admits a new micro-batch only after
+  ///                 the backward of the one h stages ahead of it);
+  ///   Async:        h (the same steady state; steps overlap, so m does not
+  ///                 cap);
+  ///   ZeroBubble:   min(m, max(h, D)) (weight gradients are delayed until
+  ///                 every stage holds D micro-batches);
+  ///   Interleaved:  min(m, 2h - 1) (Megatron's warm-up of
+  ///                 2 (p - r - 1) + (v - 1) p forwards, bounded per chunk);
+  ///   LayerToLayer: m (every stage's boundary inputs stay for the
+  ///                 backward; the stage is recomputed, see Evaluation.h).
+  unsigned getActivationsInFlight(unsigned height, unsigned depth = 0) const;
   /// Weight versions a stage keeps: h under async with stashing, else 1.
   unsigned getWeightVersions(unsigned height) const;
   bool isSynchronous() const { return family != ScheduleFamily::Async; }
+  /// Whether the parameters live on a host parameter server, so that the
+  /// device holds only the stages being computed.
+  bool hasParameterServer() const {
+    return family == ScheduleFamily::LayerToLayer;
+  }
+  /// Whether every stage recomputes its forward before its backward (the
+  /// recompute option on non-sinks, every stage under LayerToLayer).
+  bool recomputes(unsigned height) const {
+    return hasParameterServer() || (recompute && height > 1);
+  }
+  /// The kind to simulate and report: `kind`, or the family's name.
+  llvm::StringRef getKind() const {
+    return kind.empty() ? getFamilyName(family) : llvm::StringRef(kind);
+  }
 
+  /// The model for the registered schedule kind `kind`: the family follows
+  /// from the kind's traits (asynchronous, parameter server) and, for
+  /// synchronous kinds, from one table of per-kind rules; a synchronous kind
+  /// the table does not know is judged by GPipe's conservative closed form
+  /// and, for the final candidates, by the simulator. Weight stashing is
+  /// kept only when the kind keeps weight versions. Fails for a kind that
+  /// is not registered, naming the registered ones. Also accepts the
+  /// aliases of parseFamily.
+  static llvm::Expected<ScheduleModel> forSchedule(llvm::StringRef kind,
+                                                   unsigned microbatches,
+                                                   bool weightStashing = false,
+                                                   bool recompute = false);
   /// "gpipe", "1f1b" (also "pipedream-flush"), "pipedream-async" (also
   /// "async").
   static std::optional<ScheduleFamily> parseFamily(llvm::StringRef name);
@@ -289,6 +334,9 @@ struct PartitionProblem {
   /// Seconds node `node` takes forward / backward on device `device`.
   double getForwardSeconds(unsigned node, unsigned device) const;
   double getBackwardSeconds(unsigned node, unsigned device) const;
+  /// The weight-gradient part of getBackwardSeconds (by the FLOP split when
+  /// only a measured total is known; 0 without backward FLOPs).
+  double getBackwardWeightSeconds(unsigned node, unsigned device) const;
   /// Checks the graph is finalized, the cluster is valid and m >= 1.
   llvm::Error verify() const;
 };

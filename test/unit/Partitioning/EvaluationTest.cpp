@@ -2,12 +2,16 @@
 
 #include "pipe/Partitioning/Evaluation.h"
 #include "pipe/Partitioning/Algorithms.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
 
 using namespace mlir::pipe::partitioning;
+using mlir::pipe::ScheduleTraits;
 
 namespace {
 
@@ -295,6 +299,190 @@ TEST(StageFormation, MergesParallelBranchesOnOneDevice) {
   EXPECT_EQ(p.stageOf[0], p.stageOf[2]);
   EXPECT_NE(p.stageOf[3], p.stageOf[0]);
   EXPECT_TRUE(evaluate(problem, p).acyclic);
+}
+
+//===----------------------------------------------------------------------===//
+// The model of every registered schedule kind
+//===----------------------------------------------------------------------===//
+
+ScheduleFamily familyOf(llvm::StringRef kind) {
+  llvm::Expected<ScheduleModel> model = ScheduleModel::forSchedule(kind, 4);
+  EXPECT_TRUE(bool(model)) << kind.str();
+  if (!model) {
+    llvm::consumeError(model.takeError());
+    return ScheduleFamily::GPipe;
+  }
+  EXPECT_EQ(model->getKind(), kind);
+  return model->family;
+}
+
+TEST(ScheduleModel, EveryRegisteredKindHasAModel) {
+  for (const std::string &kind : mlir::pipe::getScheduleGeneratorNames()) {
+    llvm::Expected<ScheduleModel> model = ScheduleModel::forSchedule(kind, 4);
+    ASSERT_TRUE(bool(model)) << kind << ": "
+                             << llvm::toString(model.takeError());
+    std::optional<ScheduleTraits> traits =
+        mlir::pipe::getScheduleTraits(kind);
+    // Traits decide wherever they say something.
+    EXPECT_EQ(model->isSynchronous(), !traits->asynchronous) << kind;
+    EXPECT_EQ(model->hasParameterServer(), traits->parameterServer) << kind;
+  }
+  EXPECT_EQ(familyOf("gpipe"), ScheduleFamily::GPipe);
+  EXPECT_EQ(familyOf("1f1b"), ScheduleFamily::OneFOneB);
+  EXPECT_EQ(familyOf("interleaved-1f1b"), ScheduleFamily::Interleaved);
+  EXPECT_EQ(familyOf("zb-h1"), ScheduleFamily::ZeroBubble);
+  EXPECT_EQ(familyOf("pipedream-async"), ScheduleFamily::Async);
+  EXPECT_EQ(familyOf("mixed"), ScheduleFamily::OneFOneB);
+  EXPECT_EQ(familyOf("l2l"), ScheduleFamily::LayerToLayer);
+  EXPECT_EQ(familyOf("looped-bfs"), ScheduleFamily::GPipe);
+}
+
+TEST(ScheduleModel, AliasesAndStashing) {
+  llvm::Expected<ScheduleModel> flush =
+      ScheduleModel::forSchedule("pipedream-flush", 4);
+  ASSERT_TRUE(bool(flush));
+  EXPECT_EQ(flush->family, ScheduleFamily::OneFOneB);
+  EXPECT_EQ(flush->getKind(), "1f1b");
+  // Weight stashing only where the kind keeps weight versions.
+  llvm::Expected<ScheduleModel> async =
+      ScheduleModel::forSchedule("async", 4, /*weightStashing=*/true);
+  ASSERT_TRUE(bool(async));
+  EXPECT_EQ(async->getKind(), "pipedream-async");
+  EXPECT_TRUE(async->weightStashing);
+  llvm::Expected<ScheduleModel> gpipe =
+      ScheduleModel::forSchedule("gpipe", 4, /*weightStashing=*/true);
+  ASSERT_TRUE(bool(gpipe));
+  EXPECT_FALSE(gpipe->weightStashing);
+}
+
+TEST(ScheduleModel, UnknownKindNamesTheRegistry) {
+  llvm::Expected<ScheduleModel> model = ScheduleModel::forSchedule("nope", 4);
+  ASSERT_FALSE(bool(model));
+  EXPECT_EQ(llvm::toString(model.takeError()),
+            "unknown schedule 'nope' (known: " +
+                llvm::join(mlir::pipe::getScheduleGeneratorNames(), ", ") +
+                ")");
+}
+
+/// A kind registered only here, with the traits it is given.
+class TraitsOnlyGenerator : public mlir::pipe::ScheduleGenerator {
+public:
+  TraitsOnlyGenerator(std::string name, ScheduleTraits traits)
+      : name(std::move(name)), traits(traits) {}
+  llvm::StringRef getName() const override { return name; }
+  ScheduleTraits getTraits() const override { return traits; }
+  mlir::FailureOr<mlir::pipe::Schedule>
+  generate(const mlir::pipe::Pipeline &, const mlir::pipe::ScheduleOptions &,
+           mlir::pipe::ScheduleDiagFn) const override {
+    return mlir::failure();
+  }
+
+private:
+  std::string name;
+  ScheduleTraits traits;
+};
+
+TEST(ScheduleModel, KindsOutsideTheTableFollowTheirTraits) {
+  ScheduleTraits async;
+  async.asynchronous = true;
+  async.keepsWeightVersions = true;
+  ASSERT_TRUE(mlir::pipe::registerScheduleGenerator(
+      "test-model-async", [async] {
+        return std::make_unique<TraitsOnlyGenerator>("test-model-async", async);
+      }));
+  ASSERT_TRUE(mlir::pipe::registerScheduleGenerator("test-model-sync", [] {
+    return std::make_unique<TraitsOnlyGenerator>("test-model-sync",
+                                                 ScheduleTraits());
+  }));
+  llvm::Expected<ScheduleModel> model =
+      ScheduleModel::forSchedule("test-model-async", 4, true);
+  ASSERT_TRUE(bool(model));
+  EXPECT_EQ(model->family, ScheduleFamily::Async);
+  EXPECT_TRUE(model->weightStashing);
+  EXPECT_EQ(model->getKind(), "test-model-async");
+  // A synchronous kind without a rule gets GPipe's conservative memory.
+  EXPECT_EQ(familyOf("test-model-sync"), ScheduleFamily::GPipe);
+}
+
+TEST(ScheduleModel, InFlightRules) {
+  ScheduleModel s;
+  s.microbatches = 8;
+  s.family = ScheduleFamily::ZeroBubble;
+  // Every stage keeps the depth, capped by m.
+  EXPECT_EQ(s.getActivationsInFlight(1, 4), 4u);
+  EXPECT_EQ(s.getActivationsInFlight(3, 4), 4u);
+  EXPECT_EQ(s.getActivationsInFlight(1, 12), 8u);
+  EXPECT_EQ(s.getActivationsInFlight(2), 2u);
+  s.family = ScheduleFamily::Interleaved;
+  // Megatron's warm-up on the device of a last chunk: 2 (h - 1) + 1.
+  EXPECT_EQ(s.getActivationsInFlight(1), 1u);
+  EXPECT_EQ(s.getActivationsInFlight(3), 5u);
+  EXPECT_EQ(s.getActivationsInFlight(6), 8u);
+  s.family = ScheduleFamily::LayerToLayer;
+  EXPECT_EQ(s.getActivationsInFlight(1), 8u);
+}
+
+TEST(Evaluation, ZeroBubbleFillsTheDrainWithWeightGradients) {
+  // p equal stages of F = B = W = 1 ms: ZB-H1's step is
+  // 3 m t + (p - 1) (F + B - W), 1F1B's 3 m t + (p - 1) 3 t.
+  BlockGraph graph = makeChain(4, 1);
+  for (unsigned m : {4u, 8u}) {
+    PartitionProblem problem =
+        makeProblem(graph, 4, ScheduleFamily::ZeroBubble, m);
+    Evaluation zb = evaluate(problem, onePerStage(4, 4));
+    EXPECT_NEAR(zb.analyticStepSeconds, (3 * m + 3) * 1e-3, 1e-9);
+    for (const StageReport &stage : zb.stages) {
+      EXPECT_NEAR(stage.backwardWeightSeconds, 1e-3, 1e-12);
+      EXPECT_EQ(stage.activationsInFlight, 4u);
+    }
+    problem.schedule.family = ScheduleFamily::OneFOneB;
+    Evaluation oneFOneB = evaluate(problem, onePerStage(4, 4));
+    EXPECT_NEAR(oneFOneB.analyticStepSeconds, (3 * m + 9) * 1e-3, 1e-9);
+  }
+}
+
+TEST(Evaluation, InterleavedNeedsRoundRobinAndShrinksTheBubble) {
+  BlockGraph graph = makeChain(4);
+  PartitionProblem problem =
+      makeProblem(graph, 2, ScheduleFamily::Interleaved, 4);
+  // Two chunks per device, round-robin: bottleneck 6 ms, path 12 ms, bubble
+  // (12 - 6) / 2.
+  Evaluation rr = evaluate(problem, onePerStage(4, 2));
+  EXPECT_TRUE(rr.isFeasible());
+  EXPECT_NEAR(rr.analyticStepSeconds, (4 * 6 + 3) * 1e-3, 1e-9);
+  // Not round-robin, or not the same number of stages on every device.
+  EXPECT_FALSE(evaluate(problem, Partition({0, 1, 2, 3}, {0, 0, 1, 1}))
+                   .fitsSchedule);
+  EXPECT_FALSE(
+      evaluate(problem, Partition({0, 1, 2, 2}, {0, 1, 0})).fitsSchedule);
+  // Other schedules run any placement.
+  problem.schedule.family = ScheduleFamily::OneFOneB;
+  EXPECT_TRUE(
+      evaluate(problem, Partition({0, 1, 2, 2}, {0, 1, 0})).fitsSchedule);
+}
+
+TEST(Evaluation, LayerToLayerFromAParameterServer) {
+  // Blocks of 1 ms forward and 2 ms backward, 100 B saved, 1000 B of
+  // parameters and 10 B between blocks.
+  BlockGraph graph = makeChain(4, 100, 1000, 10);
+  PartitionProblem problem =
+      makeProblem(graph, 2, ScheduleFamily::LayerToLayer, 4);
+  std::optional<Partition> fixed = getPartitionFixedBySchedule(problem);
+  ASSERT_TRUE(fixed);
+  EXPECT_EQ(fixed->stageOf, (std::vector<unsigned>{0, 1, 2, 3}));
+  EXPECT_EQ(fixed->deviceOf, (std::vector<unsigned>{0, 0, 0, 0}));
+  Evaluation eval = evaluate(problem, *fixed);
+  EXPECT_TRUE(eval.isFeasible());
+  // m times every stage's forward, recompute and backward.
+  EXPECT_NEAR(eval.analyticStepSeconds, 4 * 4 * 4e-3, 1e-9);
+  // Weights and gradients of two stages; every boundary input for all m
+  // micro-batches (three stages receive one) and one stage's saved bytes.
+  EXPECT_EQ(eval.devices[0].paramMemoryBytes, 2u * 2 * 1000);
+  EXPECT_EQ(eval.devices[0].activationMemoryBytes, 3u * 10 * 4 + 100);
+  EXPECT_FALSE(
+      evaluate(problem, Partition({0, 1, 2, 3}, {0, 0, 1, 0})).fitsSchedule);
+  problem.schedule.family = ScheduleFamily::GPipe;
+  EXPECT_FALSE(getPartitionFixedBySchedule(problem));
 }
 
 } // namespace

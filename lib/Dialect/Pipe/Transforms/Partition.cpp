@@ -62,7 +62,7 @@ void printTextReport(raw_ostream &os, const ReportContext &ctx) {
       "{8} micro-batches{10}; optimizer {9}\n",
       ctx.graphName, ctx.placementName, result.algorithm,
       problem.graph->getNumNodes(), problem.cluster.size(), ctx.deviceModel,
-      ctx.dtype, ScheduleModel::getFamilyName(problem.schedule.family), m,
+      ctx.dtype, problem.schedule.getKind(), m,
       problem.memory.name,
       problem.schedule.recompute ? ", stage recomputation" : "");
   os << llvm::formatv("stages: {0}\n", partition.getNumStages());
@@ -130,8 +130,7 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
     json.attribute("device_model", ctx.deviceModel);
     json.attribute("dtype", ctx.dtype);
     json.attribute("devices", int64_t(problem.cluster.size()));
-    json.attribute("schedule",
-                   ScheduleModel::getFamilyName(problem.schedule.family));
+    json.attribute("schedule", problem.schedule.getKind());
     json.attribute("microbatches", int64_t(m));
     json.attribute("optimizer", problem.memory.name);
     json.attribute("weight_stashing", problem.schedule.weightStashing);
@@ -230,12 +229,12 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
                                          const PipePartitionOptions &options,
                                          const PartitionCaller &caller) {
   StringRef pass = caller.passName;
-  std::optional<ScheduleFamily> family =
-      ScheduleModel::parseFamily(options.schedule);
-  if (!family)
+  llvm::Expected<ScheduleModel> scheduleModel =
+      ScheduleModel::forSchedule(options.schedule, options.microbatches,
+                                 options.weightStashing, options.recompute);
+  if (!scheduleModel)
     return module.emitError(pass)
-           << ": unknown schedule '" << options.schedule
-           << "' (expected gpipe, 1f1b or pipedream-async)";
+           << ": " << llvm::toString(scheduleModel.takeError());
   std::optional<TrainingMemory> memory =
       TrainingMemory::lookup(options.optimizer);
   if (!memory)
@@ -280,16 +279,15 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
     device.reservedBytes = uint64_t(options.reserveMiB * double(1ull << 20));
   }
   problem.memory = *memory;
-  problem.schedule.family = *family;
-  problem.schedule.microbatches = options.microbatches;
-  problem.schedule.weightStashing = options.weightStashing;
-  problem.schedule.recompute = options.recompute;
+  problem.schedule = *scheduleModel;
   problem.stagesPerDevice = options.stagesPerDevice;
   problem.checkMemory = !caller.placementOnly;
+  // Asynchronous kinds are simulated over several overlapping steps to
+  // reach their steady state.
   if (options.simulate)
     problem.stepTime =
-        makeSimulatedStepTime(ScheduleModel::getFamilyName(*family).str(),
-                              *family == ScheduleFamily::Async ? 4 : 1);
+        makeSimulatedStepTime(problem.schedule.getKind().str(),
+                              problem.schedule.isSynchronous() ? 1 : 4);
 
   llvm::Expected<PartitionResult> result =
       runPartitioner(options.algorithm, problem);

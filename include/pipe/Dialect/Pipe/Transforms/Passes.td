@@ -583,7 +583,7 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "Compute type whose FLOP rate turns FLOPs into time">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"gpipe\"",
-           "gpipe, 1f1b or pipedream-async">,
+           "Schedule kind the partition is for (any registered kind)">,
     Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
            "Micro-batches per optimizer step">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
