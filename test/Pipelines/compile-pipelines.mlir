@@ -24,7 +24,7 @@
 // PLACE-NEXT: pipe-place{{.*}} devices=2 stages-per-device=1}
 // PLACE-NEXT: pipe-schedule{{.*}} forward-only=false kind=gpipe microbatches=2 {{.*}}steps=1
 // PLACE-NEXT: pipe-schedule{{.*}} forward-only=true kind=gpipe microbatches=2
-// PLACE-NEXT: pipe-verify-schedule{device-model= memory-limit=0}
+// PLACE-NEXT: pipe-verify-schedule{device-model= memory-limit=0 peer-order=false}
 // PLACE:      placement @forward_placement of graph @forward: 2 devices
 // PLACE:      schedule @forward_placement_gpipe: kind gpipe, 2 micro-batches, 1 step(s)
 // PLACE:      schedule @forward_placement_gpipe_1: kind gpipe, 2 micro-batches, 1 step(s), forward only
