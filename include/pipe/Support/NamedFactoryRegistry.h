@@ -1,8 +1,8 @@
 //===- NamedFactoryRegistry.h - Thread-safe name -> factory map -*- C++ -*-===//
 //
-// Schedule generators and placement algorithms are both looked up by name
-// from a table that built-in kinds fill at start-up and out-of-tree code may
-// extend at run time, possibly from several threads; this is that table.
+// Schedule generators are looked up by name from a table that built-in
+// kinds fill at start-up and out-of-tree code may extend at run time,
+// possibly from several threads; this is that table.
 //
 //===----------------------------------------------------------------------===//
 
