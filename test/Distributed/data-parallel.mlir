@@ -21,6 +21,15 @@
 // RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/dp.jsonl %t/mb4.st %t/dp.st 1e-5 1e-7 | FileCheck %s
 // RUN: %python %S/Inputs/check-ranks.py %t/dp.prof 4 1 2 | FileCheck %s --check-prefix=RANKS
 //
+// A checkpoint of the 2 x 2 run at step 3 resumes in one process with the
+// equivalent 4-micro-batch program (the data cursor counts every replica's
+// micro-batches) and ends within the same tolerance of the uninterrupted
+// run; the 2-micro-batch program in one process refuses it by name.
+// RUN: not %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --stop-after 3 --optimizer sgd --lr 0.1 --data-parallel 2 --checkpoint %t/dp.ckpt --log-json %t/resumed.jsonl
+// RUN: not pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --checkpoint %t/dp.ckpt --resume 2>&1 | FileCheck %s --check-prefix=CURSOR
+// RUN: pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --checkpoint %t/dp.ckpt --resume --log-json %t/resumed.jsonl --save-weights %t/resumed.st | FileCheck %s --check-prefix=RESUMED
+// RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/resumed.jsonl %t/mb4.st %t/resumed.st 1e-5 1e-7 | FileCheck %s
+//
 // The replica count must divide the ranks.
 // RUN: not %mpirun -np 3 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -28,3 +37,5 @@
 // CHECK: same: 5 steps, 28 tensors, within rtol 1e-05 atol 1e-07
 // RANKS: ranks: 4 processes, each ran only its own devices and sent bytes
 // BAD: 3 ranks do not make 2 data-parallel replicas
+// RESUMED: resumed from {{.*}}dp.ckpt at step 3
+// CURSOR: dp.ckpt: trainer.data_cursor is 12: 3 steps of schedule '{{.*}}' consume 6 micro-batches (2 each); not a checkpoint of this program and schedule
