@@ -487,6 +487,19 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
   return PIPE_RT_OK;
 }
 
+/// What another rank sent (`t.bytes()` at `received`) as a buffer of
+/// `ctx`'s device, to add like the local ones.
+int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
+                   const std::string &what,
+                   const std::vector<unsigned char> &received, BufferPtr &out) {
+  std::string error;
+  if (int st = ctx->run->memory.alloc(ctx->device, t.bytes(), what.c_str(), out,
+                                      error))
+    return fail(ctx, st, what + ": " + error);
+  std::memcpy(out->data, received.data(), t.bytes());
+  return PIPE_RT_OK;
+}
+
 /// Data parallelism: `grad` becomes the sum of every replica's gradient of
 /// `param`, added in replica order (the same total on every replica).
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
@@ -504,12 +517,9 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
     return st;
   for (int q = 0; q < run.ranks.replicas; ++q) {
     BufferPtr g = grad;
-    if (q != run.ranks.replica()) {
-      if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(), g,
-                                    error))
-        return fail(ctx, st, what + ": " + error);
-      std::memcpy(g->data, theirs[q].data(), t.bytes());
-    }
+    if (q != run.ranks.replica())
+      if (int st = receivedBuffer(ctx, t, what, theirs[q], g))
+        return st;
     if (int st = addInto(*total, *g, t, error))
       return fail(ctx, st, what + ": " + error);
   }
@@ -727,10 +737,8 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
         for (int d : participants) {
           BufferPtr g;
           if (auto it = remote.find(d); it != remote.end()) {
-            if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(),
-                                          g, error))
-              return fail(ctx, st, what + ": " + error);
-            std::memcpy(g->data, it->second.data(), t.bytes());
+            if (int st = receivedBuffer(ctx, t, what, it->second, g))
+              return st;
           } else if (auto it = r.grads.find(d); it != r.grads.end()) {
             g = it->second;
           }

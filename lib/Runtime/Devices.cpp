@@ -29,21 +29,13 @@
 
 namespace {
 
+using pipe_rt::describeChannelKey;
 using pipe_rt::format;
 
 using KeyTuple = std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t>;
 
 KeyTuple toTuple(const pipe_rt_channel_key &k) {
   return KeyTuple(k.kind, k.src_stage, k.dst_stage, k.micro_batch, k.step);
-}
-
-/// "activation s0->s1 mb 3 step 0".
-std::string describeKey(const pipe_rt_channel_key &k) {
-  const char *kind = k.kind == PIPE_RT_CHANNEL_ACTIVATION ? "activation"
-                     : k.kind == PIPE_RT_CHANNEL_GRADIENT ? "gradient"
-                                                          : "message";
-  return format("%s s%d->s%d mb %d step %d", kind, k.src_stage, k.dst_stage,
-                k.micro_batch, k.step);
 }
 
 struct Transfer {
@@ -104,7 +96,7 @@ struct pipe_rt_devices {
       status = fail(PIPE_RT_SIZE_MISMATCH,
                     format("size mismatch on %s: device %d sent %llu bytes, "
                            "device %d receives %llu bytes",
-                           describeKey(send.key).c_str(), send.device,
+                           describeChannelKey(send.key).c_str(), send.device,
                            (unsigned long long)send.bytes, recv.device,
                            (unsigned long long)recv.bytes));
       abort();
@@ -326,7 +318,7 @@ int pipe_rt_wait(pipe_rt_devices *devs, int device, pipe_rt_token token) {
   devs->unqueue(t);
   std::string action =
       format("device %d: %s %s", device, t->isSend ? "send" : "recv",
-             describeKey(t->key).c_str());
+             describeChannelKey(t->key).c_str());
   if (devs->aborted)
     return PIPE_RT_ABORTED; // keep the message of the error that aborted
   int status =

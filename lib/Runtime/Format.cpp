@@ -2,6 +2,8 @@
 
 #include "Format.h"
 
+#include "pipe/Runtime/Devices.h"
+
 #include <cstdarg>
 #include <cstdio>
 
@@ -17,4 +19,12 @@ std::string pipe_rt::format(const char *fmt, ...) {
     std::vsnprintf(text.data(), text.size() + 1, fmt, ap);
   va_end(ap);
   return text;
+}
+
+std::string pipe_rt::describeChannelKey(const pipe_rt_channel_key &k) {
+  const char *kind = k.kind == PIPE_RT_CHANNEL_ACTIVATION ? "activation"
+                     : k.kind == PIPE_RT_CHANNEL_GRADIENT ? "gradient"
+                                                          : "message";
+  return format("%s s%d->s%d mb %d step %d", kind, k.src_stage, k.dst_stage,
+                k.micro_batch, k.step);
 }

@@ -177,13 +177,11 @@ public:
     }
     int rank = ranks.rankOf(p.peer);
     std::string late = format(
-        "device %d: %s %s s%d->s%d mb %d step %d: rank %d (device %d) %s "
-        "within %g s: is rank %d stuck?",
-        device, p.sending ? "send" : "recv",
-        p.key.kind == PIPE_RT_CHANNEL_ACTIVATION ? "activation" : "gradient",
-        p.key.src_stage, p.key.dst_stage, p.key.micro_batch, p.key.step, rank,
-        p.peer, p.sending ? "took nothing" : "sent nothing", watchdogSeconds,
-        rank);
+        "device %d: %s %s: rank %d (device %d) %s within %g s: is rank %d "
+        "stuck?",
+        device, p.sending ? "send" : "recv", describeChannelKey(p.key).c_str(),
+        rank, p.peer, p.sending ? "took nothing" : "sent nothing",
+        watchdogSeconds, rank);
     return waitAll(*ranks.transport, p.requests, watchdogSeconds, failed, late,
                    error);
   }
@@ -327,13 +325,14 @@ int pipe_rt::agreeOn(Transport &t, int root, void *data, uint64_t bytes,
                      const char *what, std::string &error) {
   int tag = int(t.agreements++ % (uint64_t(t.maxTag()) + 1));
   auto channel = Transport::Channel::Agreements;
-  for (int rank = 0; rank < t.size(); ++rank) {
-    if (rank == root || (t.rank() != root && t.rank() != rank))
+  bool sending = t.rank() == root;
+  for (int peer = 0; peer < t.size(); ++peer) {
+    // The root sends to every other rank; the others receive from it.
+    if (peer == t.rank() || (!sending && peer != root))
       continue;
-    int peer = t.rank() == root ? rank : root;
     std::vector<uint64_t> requests;
-    if (int st = post(t, t.rank() == root, channel, peer, tag, data, bytes,
-                      requests, error))
+    if (int st =
+            post(t, sending, channel, peer, tag, data, bytes, requests, error))
       return st;
     for (uint64_t r : requests)
       if (int st = waitForRank(t, r, peer, what, error))
@@ -350,15 +349,16 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
   if (sched.devices != covered) {
     std::string replicas =
         ranks.replicas > 1 ? format(" (of %d replicas)", ranks.replicas) : "";
-    error = format("schedule '%s' runs on %d devices, but %d ranks%s x %d "
-                   "devices per rank are %d: launch %d ranks%s",
-                   sched.name.c_str(), sched.devices, ranks.ranksPerReplica,
-                   replicas.c_str(), ranks.devicesPerRank, covered,
-                   ranks.replicas * ((sched.devices + ranks.devicesPerRank - 1) /
-                                     ranks.devicesPerRank),
-                   sched.devices % ranks.devicesPerRank
-                       ? " (with another --devices-per-rank)"
-                       : "");
+    error =
+        format("schedule '%s' runs on %d devices, but %d ranks%s x %d "
+               "devices per rank are %d: launch %d ranks%s",
+               sched.name.c_str(), sched.devices, ranks.ranksPerReplica,
+               replicas.c_str(), ranks.devicesPerRank, covered,
+               ranks.replicas * ((sched.devices + ranks.devicesPerRank - 1) /
+                                 ranks.devicesPerRank),
+               sched.devices % ranks.devicesPerRank
+                   ? " (with another --devices-per-rank)"
+                   : "");
     return false;
   }
   if (t.size() > 1)
@@ -387,56 +387,78 @@ std::unique_ptr<Communicator> pipe_rt::rankCommunicator(
                                             watchdogSeconds, failed);
 }
 
-int pipe_rt::exchangeWithRemote(
-    RunState &run, int device, int slot, int step,
-    const std::set<int> &participants, const void *mine, uint64_t bytes,
-    std::map<int, std::vector<unsigned char>> &theirs, std::string &error) {
-  const RankMap &ranks = run.ranks;
-  Transport &t = *ranks.transport;
-  TagSpace tags = meetingTags(*run.m, *run.schedule, t.maxTag());
-  uint64_t devices = uint64_t(run.schedule->devices);
-  std::vector<unsigned char> zeros;
-  if (!mine) {
-    zeros.assign(bytes, 0);
-    mine = zeros.data();
-  }
-  // Each remote participant's requests, waited for peer by peer so that a
-  // late one is named.
-  std::vector<std::pair<int, std::vector<uint64_t>>> byPeer;
-  for (int q : participants) {
-    if (ranks.isLocal(q))
-      continue;
-    int rank = ranks.rankOf(q);
-    byPeer.push_back({q, {}});
-    std::vector<uint64_t> &requests = byPeer.back().second;
-    auto tagOf = [&](int from, int to) {
-      return tags.tag(step,
-                      (uint64_t(slot) * devices + uint64_t(from)) * devices +
-                          uint64_t(to));
-    };
-    std::vector<unsigned char> &in = theirs[q];
+namespace {
+
+/// One peer of an exchange: the device it stands for, its rank, the tags of
+/// the message each way and what a late peer is called.
+struct ExchangePeer {
+  int key, rank, sendTag, recvTag;
+  std::string name;
+};
+
+/// Sends `mine` (`bytes`) to every peer and receives each one's into
+/// `theirs[peer.key]`, then waits peer by peer so that a late one is named.
+int exchange(RunState &run, const std::vector<ExchangePeer> &peers,
+             const void *mine, uint64_t bytes,
+             std::map<int, std::vector<unsigned char>> &theirs,
+             std::string &error) {
+  Transport &t = *run.ranks.transport;
+  auto channel = Transport::Channel::Meetings;
+  std::vector<std::vector<uint64_t>> requests(peers.size());
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const ExchangePeer &peer = peers[i];
+    std::vector<unsigned char> &in = theirs[peer.key];
     in.resize(bytes);
-    if (int st =
-            post(t, true, Transport::Channel::Meetings, rank, tagOf(device, q),
-                 const_cast<void *>(mine), bytes, requests, error))
+    if (int st = post(t, true, channel, peer.rank, peer.sendTag,
+                      const_cast<void *>(mine), bytes, requests[i], error))
       return st;
-    if (int st = post(t, false, Transport::Channel::Meetings, rank,
-                      tagOf(q, device), in.data(), bytes, requests, error))
+    if (int st = post(t, false, channel, peer.rank, peer.recvTag, in.data(),
+                      bytes, requests[i], error))
       return st;
     t.sentBytes += bytes;
     t.receivedBytes += bytes;
   }
   double watchdog = run.session->options.watchdog_seconds;
-  for (auto &[q, requests] : byPeer) {
-    int rank = ranks.rankOf(q);
-    if (int st = waitAll(t, requests, watchdog, run.failed,
-                         format("rank %d (device %d) did not join within %g "
-                                "s: is rank %d stuck?",
-                                rank, q, watchdog, rank),
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (int st = waitAll(t, requests[i], watchdog, run.failed,
+                         format("%s did not join within %g s: is rank %d "
+                                "stuck?",
+                                peers[i].name.c_str(), watchdog, peers[i].rank),
                          error))
       return st;
-  }
   return PIPE_RT_OK;
+}
+
+/// The tag of a meeting's message of `slot` (a param; the number of params
+/// for clipping) at `step` from device `from` to device `to`.
+int meetingTag(const RunState &run, int slot, int step, int from, int to) {
+  TagSpace tags =
+      meetingTags(*run.m, *run.schedule, run.ranks.transport->maxTag());
+  uint64_t devices = uint64_t(run.schedule->devices);
+  return tags.tag(step, (uint64_t(slot) * devices + uint64_t(from)) * devices +
+                            uint64_t(to));
+}
+
+} // namespace
+
+int pipe_rt::exchangeWithRemote(
+    RunState &run, int device, int slot, int step,
+    const std::set<int> &participants, const void *mine, uint64_t bytes,
+    std::map<int, std::vector<unsigned char>> &theirs, std::string &error) {
+  const RankMap &ranks = run.ranks;
+  std::vector<unsigned char> zeros;
+  if (!mine) {
+    zeros.assign(bytes, 0);
+    mine = zeros.data();
+  }
+  std::vector<ExchangePeer> peers;
+  for (int q : participants)
+    if (!ranks.isLocal(q))
+      peers.push_back({q, ranks.rankOf(q),
+                       meetingTag(run, slot, step, device, q),
+                       meetingTag(run, slot, step, q, device),
+                       format("rank %d (device %d)", ranks.rankOf(q), q)});
+  return exchange(run, peers, mine, bytes, theirs, error);
 }
 
 int pipe_rt::exchangeWithReplicas(
@@ -444,68 +466,41 @@ int pipe_rt::exchangeWithReplicas(
     uint64_t bytes, std::map<int, std::vector<unsigned char>> &theirs,
     std::string &error) {
   const RankMap &ranks = run.ranks;
-  Transport &t = *ranks.transport;
-  TagSpace tags = meetingTags(*run.m, *run.schedule, t.maxTag());
-  uint64_t devices = uint64_t(run.schedule->devices);
   // The pair (device, device): a reduce_grad's pairs are of two devices.
-  int tag = tags.tag(step, (uint64_t(param) * devices + uint64_t(device)) *
-                                   devices +
-                               uint64_t(device));
-  std::vector<std::pair<int, std::vector<uint64_t>>> byReplica;
-  for (int q = 0; q < ranks.replicas; ++q) {
-    if (q == ranks.replica())
-      continue;
-    int rank = ranks.rankOf(device, q);
-    byReplica.push_back({q, {}});
-    std::vector<uint64_t> &requests = byReplica.back().second;
-    std::vector<unsigned char> &in = theirs[q];
-    in.resize(bytes);
-    if (int st = post(t, true, Transport::Channel::Meetings, rank, tag,
-                      const_cast<void *>(mine), bytes, requests, error))
-      return st;
-    if (int st = post(t, false, Transport::Channel::Meetings, rank, tag,
-                      in.data(), bytes, requests, error))
-      return st;
-    t.sentBytes += bytes;
-    t.receivedBytes += bytes;
-  }
-  double watchdog = run.session->options.watchdog_seconds;
-  for (auto &[q, requests] : byReplica) {
-    int rank = ranks.rankOf(device, q);
-    if (int st = waitAll(t, requests, watchdog, run.failed,
-                         format("replica %d (rank %d) did not join within %g "
-                                "s: is rank %d stuck?",
-                                q, rank, watchdog, rank),
-                         error))
-      return st;
-  }
-  return PIPE_RT_OK;
+  int tag = meetingTag(run, param, step, device, device);
+  std::vector<ExchangePeer> peers;
+  for (int q = 0; q < ranks.replicas; ++q)
+    if (q != ranks.replica())
+      peers.push_back(
+          {q, ranks.rankOf(device, q), tag, tag,
+           format("replica %d (rank %d)", q, ranks.rankOf(device, q))});
+  return exchange(run, peers, mine, bytes, theirs, error);
 }
 
 int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
                            std::string &error) {
   Transport &t = *run.ranks.transport;
-  std::vector<double> losses(run.losses.begin(), run.losses.end());
-  std::vector<int64_t> seen(run.lossSeen.begin(), run.lossSeen.end());
-  // Each loss is computed on one rank and is 0 elsewhere: the sum is exact.
+  // Two agreements: the sums (each loss is computed on one rank per replica
+  // and is 0 elsewhere, so the sum is exact; the copy counters) and the
+  // maxima (which losses were seen; other ranks' devices' peaks, 0 here).
+  size_t numLosses = run.losses.size();
+  std::vector<double> sums(run.losses.begin(), run.losses.end());
+  sums.insert(sums.end(), figures.copied.begin(), figures.copied.end());
+  std::vector<int64_t> maxima(run.lossSeen.begin(), run.lossSeen.end());
+  maxima.insert(maxima.end(), figures.peak.begin(), figures.peak.end());
   const char *what = "the agreement after the run";
-  if (int st = agreeSum(t, losses.data(), losses.size(), what, error))
+  if (int st = agreeSum(t, sums.data(), sums.size(), what, error))
     return st;
-  if (int st = agreeMax(t, seen.data(), seen.size(), what, error))
+  if (int st = agreeMax(t, maxima.data(), maxima.size(), what, error))
     return st;
-  // Other ranks' devices measured 0 here.
-  if (int st =
-          agreeMax(t, figures.peak.data(), figures.peak.size(), what, error))
-    return st;
-  if (int st = agreeSum(t, figures.copied.data(), figures.copied.size(), what,
-                        error))
-    return st;
+  std::copy(sums.begin() + numLosses, sums.end(), figures.copied.begin());
+  std::copy(maxima.begin() + numLosses, maxima.end(), figures.peak.begin());
   // A slot holds the sum of the replicas' losses of that micro-batch: their
   // mean stands for all of them (the step's mean is then over every
   // replica's micro-batches).
-  for (size_t i = 0; i < losses.size(); ++i) {
-    run.losses[i] = float(losses[i] / run.ranks.replicas);
-    run.lossSeen[i] = seen[i] != 0;
+  for (size_t i = 0; i < numLosses; ++i) {
+    run.losses[i] = float(sums[i] / run.ranks.replicas);
+    run.lossSeen[i] = maxima[i] != 0;
   }
   return PIPE_RT_OK;
 }
@@ -576,8 +571,7 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
                 transport->size() / replicas};
   // Every rank must run the same program with the same rank layout: compare
   // with rank 0's, then agree on the outcome so that all ranks stop together.
-  int64_t mine[3] = {int64_t(session->manifestHash), devicesPerRank,
-                     replicas};
+  int64_t mine[3] = {int64_t(session->manifestHash), devicesPerRank, replicas};
   int64_t rank0[3] = {mine[0], mine[1], mine[2]};
   transport->watchdogSeconds = session->options.watchdog_seconds;
   const char *what = "the start-up check";
@@ -590,10 +584,11 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
   if (int st = agreeMax(*transport, differs, 1, what, error))
     return st;
   if (differs[0]) {
-    error = format("rank %d loaded another program than rank 0, or has "
-                   "another --devices-per-rank or --data-parallel (every rank must "
-                   "run the same artifact with the same options)",
-                   int(differs[0]));
+    error =
+        format("rank %d loaded another program than rank 0, or has "
+               "another --devices-per-rank or --data-parallel (every rank must "
+               "run the same artifact with the same options)",
+               int(differs[0]));
     return PIPE_RT_INVALID_ARGUMENT;
   }
   for (const ScheduleInfo &sched : session->manifest.schedules)
@@ -601,8 +596,4 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
       return PIPE_RT_INVALID_ARGUMENT;
   session->ranks = std::move(ranks);
   return PIPE_RT_OK;
-}
-
-Transport *pipe_rt::sessionTransport(pipe_rt_session *session) {
-  return session ? session->ranks.transport.get() : nullptr;
 }

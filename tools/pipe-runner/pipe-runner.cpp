@@ -21,6 +21,7 @@
 #include "pipe/Runtime/MPI.h"
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -211,32 +212,33 @@ int main(int argc, char **argv) {
   // process is one rank unless --transport in-process.
   std::string transportName;
   int devicesPerRank = 1, replicas = 1;
+  const std::string distributedFlags[] = {"--transport", "--devices-per-rank",
+                                         "--data-parallel"};
   for (auto it = args.begin(); it != args.end();) {
-    std::string *target = nullptr;
-    std::string value, flag = *it;
-    if (flag == "--transport" || flag == "--devices-per-rank" ||
-        flag == "--data-parallel") {
-      if (it + 1 == args.end())
-        return die(flag + " needs a value", pipe_rt::ExitUsage);
-      value = *(it + 1);
-      it = args.erase(it, it + 2);
-    } else if (flag.rfind("--transport=", 0) == 0 ||
-               flag.rfind("--devices-per-rank=", 0) == 0 ||
-               flag.rfind("--data-parallel=", 0) == 0) {
-      value = flag.substr(flag.find('=') + 1);
-      flag = flag.substr(0, flag.find('='));
-      it = args.erase(it);
-    } else {
+    // --flag value or --flag=value.
+    size_t eq = it->find('=');
+    std::string flag = it->substr(0, eq);
+    if (std::find(std::begin(distributedFlags), std::end(distributedFlags),
+                  flag) == std::end(distributedFlags)) {
       ++it;
       continue;
     }
+    std::string value;
+    if (eq != std::string::npos) {
+      value = it->substr(eq + 1);
+      it = args.erase(it);
+    } else if (it + 1 == args.end()) {
+      return die(flag + " needs a value", pipe_rt::ExitUsage);
+    } else {
+      value = *(it + 1);
+      it = args.erase(it, it + 2);
+    }
     if (flag == "--transport") {
-      target = &transportName;
       if (value != "mpi" && value != "in-process")
         return die("--transport: '" + value +
                        "' is not a transport (in-process, mpi)",
                    pipe_rt::ExitUsage);
-      *target = value;
+      transportName = value;
     } else {
       char *end = nullptr;
       long n = std::strtol(value.c_str(), &end, 10);

@@ -98,9 +98,6 @@ int agreeOn(Transport &t, int root, void *data, uint64_t bytes,
 /// the weights; collective. A no-op in one process.
 int shareParams(pipe_rt_session *session, std::string &error);
 
-/// The transport of `session`; null when it runs in one process.
-Transport *sessionTransport(pipe_rt_session *session);
-
 } // namespace pipe_rt
 
 #endif // PIPE_RUNTIME_TRANSPORT_H
