@@ -262,13 +262,18 @@ int agree(Transport &t, void *data, uint64_t bytes,
   auto channel = Transport::Channel::Agreements;
   std::vector<uint64_t> requests;
   if (t.rank() != 0) {
-    if (int st = post(t, true, channel, 0, tag, data, bytes, requests, error))
-      return st;
-    if (int st = post(t, false, channel, 0, tag, data, bytes, requests, error))
-      return st;
-    for (uint64_t r : requests)
-      if (int st = waitForRank(t, r, 0, what, error))
+    // The answer lands in `data`, which must not be received into while
+    // the send from it is pending: rank 0 answers only after it got every
+    // rank's, so waiting for the send first costs nothing.
+    for (bool sending : {true, false}) {
+      requests.clear();
+      if (int st =
+              post(t, sending, channel, 0, tag, data, bytes, requests, error))
         return st;
+      for (uint64_t r : requests)
+        if (int st = waitForRank(t, r, 0, what, error))
+          return st;
+    }
     return PIPE_RT_OK;
   }
   std::vector<unsigned char> theirs(bytes);
