@@ -59,7 +59,11 @@ const LinkSpec &ClusterModel::getLink(unsigned from, unsigned to) const {
     return self;
   }
   auto it = links.find({from, to});
-  return it == links.end() ? defaultLink : it->second;
+  if (it != links.end())
+    return it->second;
+  if (devicesPerHost && from / devicesPerHost != to / devicesPerHost)
+    return interHostLink;
+  return defaultLink;
 }
 
 ClusterModel ClusterModel::withDeviceCount(unsigned n) const {
@@ -69,6 +73,8 @@ ClusterModel ClusterModel::withDeviceCount(unsigned n) const {
   result.devices.assign(n, devices.front());
   result.host = host;
   result.defaultLink = defaultLink;
+  result.devicesPerHost = devicesPerHost;
+  result.interHostLink = interHostLink;
   for (const auto &[pair, link] : links)
     if (pair.first < n && pair.second < n)
       result.links[pair] = link;
@@ -116,7 +122,8 @@ bool mlir::pipe::operator==(const HostSpec &a, const HostSpec &b) {
 bool mlir::pipe::operator==(const ClusterModel &a, const ClusterModel &b) {
   return a.name == b.name && a.devices == b.devices && a.host == b.host &&
          a.defaultLink == b.defaultLink && a.links == b.links &&
-         a.notes == b.notes;
+         a.devicesPerHost == b.devicesPerHost &&
+         a.interHostLink == b.interHostLink && a.notes == b.notes;
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,7 +402,7 @@ public:
     if (!object)
       return error("", "expected a JSON object at the top level");
     static constexpr llvm::StringLiteral fields[] = {
-        "name", "devices", "host", "default_link", "links", "notes"};
+        "name", "devices", "host", "default_link", "links", "hosts", "notes"};
     if (llvm::Error err = checkFields(*object, "", fields))
       return err;
     if (llvm::Error err = getString(*object, "", "name", true, model.name))
@@ -447,6 +454,37 @@ public:
     if (llvm::Error err =
             parseLinkFields(**defaultLink, "default_link", model.defaultLink))
       return err;
+
+    // hosts
+    if (object->get("hosts")) {
+      llvm::Expected<const llvm::json::Object *> hosts =
+          getObject(*object, "", "hosts", true);
+      if (!hosts)
+        return hosts.takeError();
+      static constexpr llvm::StringLiteral hostsFields[] = {"devices_per_host",
+                                                            "inter_host_link"};
+      if (llvm::Error err = checkFields(**hosts, "hosts", hostsFields))
+        return err;
+      const llvm::json::Value *perHost = (*hosts)->get("devices_per_host");
+      if (!perHost)
+        return error("hosts.devices_per_host", "missing required field");
+      std::optional<uint64_t> count = perHost->getAsUINT64();
+      if (!count || *count == 0 || model.devices.size() % *count != 0)
+        return error("hosts.devices_per_host",
+                     "expected a positive count that divides the " +
+                         llvm::Twine(model.devices.size()) + " devices");
+      model.devicesPerHost = unsigned(*count);
+      llvm::Expected<const llvm::json::Object *> interHost =
+          getObject(**hosts, "hosts", "inter_host_link", true);
+      if (!interHost)
+        return interHost.takeError();
+      if (llvm::Error err =
+              checkFields(**interHost, "hosts.inter_host_link", linkFields))
+        return err;
+      if (llvm::Error err = parseLinkFields(
+              **interHost, "hosts.inter_host_link", model.interHostLink))
+        return err;
+    }
 
     // links
     const llvm::json::Value *links = object->get("links");
@@ -564,6 +602,8 @@ llvm::ArrayRef<llvm::StringRef> ClusterModel::getPresetNames() {
     std::vector<llvm::StringRef> result;
     for (const Preset &preset : kPresets)
       result.push_back(preset.name);
+    // By name, not by file name ("h200-8x8.json" sorts before "h200.json").
+    llvm::sort(result);
     return result;
   }();
   return names;
@@ -688,6 +728,13 @@ std::string ClusterModel::toJSON() const {
     });
     json.attributeObject("default_link",
                          [&] { writeLinkFields(json, defaultLink); });
+    if (devicesPerHost) {
+      json.attributeObject("hosts", [&] {
+        json.attribute("devices_per_host", uint64_t(devicesPerHost));
+        json.attributeObject("inter_host_link",
+                             [&] { writeLinkFields(json, interHostLink); });
+      });
+    }
     if (!links.empty()) {
       json.attributeArray("links", [&] {
         for (const auto &[pair, link] : links) {

@@ -72,6 +72,7 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
   for (auto [option, value] :
        {std::pair<StringRef, unsigned>{"devices", options.devices},
         {"stages-per-device", options.stagesPerDevice},
+        {"replicas", options.replicas},
         {"microbatches", options.microbatches},
         {"async-steps", options.asyncSteps}})
     if (llvm::Error err = checkPositive(option, value))
@@ -91,6 +92,7 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     PipePartitionOptions partition;
     partition.algorithm = options.partitioner;
     partition.devices = options.devices;
+    partition.replicas = options.replicas;
     partition.schedule = options.schedule;
     partition.microbatches = options.microbatches;
     partition.recompute = options.recompute;
@@ -103,6 +105,7 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     PipePlaceOptions place;
     place.devices = options.devices;
     place.stagesPerDevice = options.stagesPerDevice;
+    place.replicas = options.replicas;
     // A parameter-server schedule (L2L) streams each block's weights from
     // the host to one device, so it runs every block instance as its own
     // stage there.

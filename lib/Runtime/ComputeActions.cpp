@@ -500,12 +500,24 @@ int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
   return PIPE_RT_OK;
 }
 
-/// Data parallelism: `grad` becomes the sum of every replica's gradient of
-/// `param`, added in replica order (the same total on every replica).
+/// Data parallelism: the device's gradient of `param` in `step` becomes the
+/// sum of every replica's, added in replica order (the same total on every
+/// replica). Nothing to do with one replica, or where the step left the
+/// param without a gradient (then on every replica alike: they run one
+/// program).
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
-                    const TypeInfo &t, const std::string &what,
-                    BufferPtr &grad) {
+                    const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
+  DeviceState &ds = deviceOf(ctx);
+  BufferPtr grad;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.grads.find({param, step});
+    if (it != ds.grads.end())
+      grad = it->second;
+  }
+  if (run.ranks.replicas == 1 || !grad)
+    return PIPE_RT_OK;
   std::map<int, std::vector<unsigned char>> theirs;
   std::string error;
   double t0 = run.now();
@@ -523,7 +535,10 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
     if (int st = addInto(*total, *g, t, error))
       return fail(ctx, st, what + ": " + error);
   }
-  grad = total;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    ds.grads[{param, step}] = total;
+  }
   run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
                  TrackKind::Compute, ctx->device, t0, run.now());
   return PIPE_RT_OK;
@@ -660,9 +675,6 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
     BufferPtr grad = g->second;
     ds.grads.erase(g);
     lock.unlock();
-    if (run.ranks.replicas > 1)
-      if (int st = sumOverReplicas(ctx, pid, step, t, what, grad))
-        return st;
     SessionParam &state = run.deviceOptState[ctx->device][pid];
     // The optimizer runs on the host (HostOptimizer.h): a device the host
     // cannot address gets the param and gradient staged through host memory.
@@ -712,7 +724,7 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
   if (!participants.count(ctx->device))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": the device does not hold the param");
-  if (participants.size() == 1 || !m.params[param].trainable)
+  if (!m.params[param].trainable)
     return PIPE_RT_OK;
   DeviceState &ds = deviceOf(ctx);
   const TypeInfo &t = m.types[m.params[param].type];
@@ -723,6 +735,8 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
     if (it != ds.grads.end())
       mine = it->second;
   }
+  if (participants.size() == 1)
+    return sumOverReplicas(ctx, param, step, t, what);
   double t0 = run.now();
   std::map<int, std::vector<unsigned char>> remote;
   int st = rendezvous(
@@ -758,7 +772,9 @@ int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
       what);
   run.traceEvent(traceName(what), "collective", TrackKind::Compute, ctx->device,
                  t0, run.now());
-  return st;
+  if (st != PIPE_RT_OK)
+    return st;
+  return sumOverReplicas(ctx, param, step, t, what);
 }
 
 } // extern "C"

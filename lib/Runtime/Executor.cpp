@@ -113,6 +113,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                    "stages, one step)");
   if (!inputs && !m.inputs.empty())
     return runFail(PIPE_RT_INVALID_ARGUMENT, "no inputs given");
+  if (!checkScheduleReplicas(sched, session->ranks.replicas, session->error))
+    return PIPE_RT_INVALID_ARGUMENT;
 
   auto run = std::make_unique<RunState>();
   run->session = session;

@@ -435,7 +435,7 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
                          s.name + "' is on device " + std::to_string(s.device));
       m.schedules.push_back(std::move(x));
     } else if (kind == "device" || kind == "ps" || kind == "owns" ||
-               kind == "versions") {
+               kind == "versions" || kind == "replicas") {
       if (m.schedules.empty())
         return lp.fail("'" + kind + "' before any schedule");
       int xid;
@@ -447,6 +447,9 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
         if (!lp.done())
           return false;
         x.keepsWeightVersions = true;
+      } else if (kind == "replicas") {
+        if (!lp.integer(x.replicas, "replicas", 1, 1 << 16) || !lp.done())
+          return false;
       } else if (kind == "device") {
         int d;
         int64_t cap;

@@ -85,6 +85,7 @@ struct ScheduleInfo {
   int devices = 1, microbatches = 1, steps = 1;
   bool forwardOnly = false;
   bool keepsWeightVersions = false; // a `versions` record
+  int replicas = 1;                 // a `replicas` record
   std::vector<uint64_t> capacity;     // per device, 0 = unlimited
   std::vector<std::string> programs;  // per device symbol
   std::vector<bool> psStage;          // per stage

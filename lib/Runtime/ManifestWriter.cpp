@@ -182,6 +182,13 @@ void ManifestWriter::versions(int schedule) {
   line += '\n';
 }
 
+void ManifestWriter::replicas(int schedule, int count) {
+  std::string &line = record(ManifestSection::Schedule, "replicas");
+  appendInt(line, schedule);
+  appendInt(line, count);
+  line += '\n';
+}
+
 void ManifestWriter::owns(int schedule, int stage,
                           const std::vector<int64_t> &params) {
   std::string &line = record(ManifestSection::Schedule, "owns");

@@ -346,10 +346,29 @@ int pipe_rt::agreeOn(Transport &t, int root, void *data, uint64_t bytes,
   return PIPE_RT_OK;
 }
 
+bool pipe_rt::checkScheduleReplicas(const ScheduleInfo &sched, int replicas,
+                                    std::string &error) {
+  if (sched.replicas == replicas)
+    return true;
+  std::string fix =
+      sched.replicas > replicas
+          ? format("launch a multiple of %d ranks with mpirun", sched.replicas)
+          : format("compile it for them (pipe-opt --pipe-place=replicas=%d, "
+                   "pipe-train --data-parallel %d)",
+                   replicas, replicas);
+  error = format("schedule '%s' was compiled for %d data-parallel "
+                 "replica%s, but %d run it: %s",
+                 sched.name.c_str(), sched.replicas,
+                 sched.replicas == 1 ? "" : "s", replicas, fix.c_str());
+  return false;
+}
+
 bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                                      const ScheduleInfo &sched,
                                      const RankMap &ranks, std::string &error) {
   Transport &t = *ranks.transport;
+  if (!checkScheduleReplicas(sched, ranks.replicas, error))
+    return false;
   int covered = ranks.ranksPerReplica * ranks.devicesPerRank;
   if (sched.devices != covered) {
     std::string replicas =
@@ -553,6 +572,13 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
 // Attaching a session
 //===----------------------------------------------------------------------===//
 
+int pipe_rt::programReplicas(const pipe_rt_session *session) {
+  int replicas = 1;
+  for (const ScheduleInfo &sched : session->manifest.schedules)
+    replicas = std::max(replicas, sched.replicas);
+  return replicas;
+}
+
 int pipe_rt::attachTransport(pipe_rt_session *session,
                              std::shared_ptr<Transport> transport,
                              int devicesPerRank, int replicas,
@@ -566,10 +592,6 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
     error = format("%d ranks do not make %d data-parallel replicas (the rank "
                    "count must be a multiple of --data-parallel)",
                    transport->size(), replicas);
-    return PIPE_RT_INVALID_ARGUMENT;
-  }
-  if (replicas > 1 && session->options.clip_norm > 0) {
-    error = "gradient clipping with --data-parallel is not supported yet";
     return PIPE_RT_INVALID_ARGUMENT;
   }
   RankMap ranks{transport, devicesPerRank, replicas,

@@ -32,8 +32,13 @@ struct Manifest;
 struct RunState;
 struct ScheduleInfo;
 
-/// Checks that the ranks cover the devices of `sched` and that its messages
-/// have distinct tags within the transport's range.
+/// Checks that `sched` was compiled for `replicas` data-parallel replicas.
+bool checkScheduleReplicas(const ScheduleInfo &sched, int replicas,
+                           std::string &error);
+
+/// Checks that the ranks cover the devices of `sched`, that it was compiled
+/// for their replicas, and that its messages have distinct tags within the
+/// transport's range.
 bool checkScheduleFitsRanks(const Manifest &m, const ScheduleInfo &sched,
                             const RankMap &ranks, std::string &error);
 

@@ -154,7 +154,24 @@ const MachineModel::Link &MachineModel::getLink(unsigned from,
   if (from == to)
     return self;
   auto it = links.find({from, to});
-  return it == links.end() ? defaultLink : it->second;
+  if (it != links.end())
+    return it->second;
+  if (devicesPerHost && from / devicesPerHost != to / devicesPerHost)
+    return interHostLink;
+  return defaultLink;
+}
+
+double MachineModel::getAllReduceTime(ArrayRef<unsigned> members,
+                                      double bytes) const {
+  double k = members.size();
+  if (members.size() < 2)
+    return 0;
+  double share = 2 * (k - 1) / k * bytes, slowest = 0;
+  for (unsigned i = 0; i < members.size(); ++i)
+    slowest = std::max(
+        slowest,
+        getLink(members[i], members[(i + 1) % members.size()]).getTime(share));
+  return slowest;
 }
 
 const MachineModel::Device &MachineModel::getDevice(unsigned index) const {
@@ -209,6 +226,9 @@ MachineModel MachineModel::fromCluster(const ClusterModel &cluster,
                          cluster.defaultLink.latency};
   for (const auto &[pair, link] : cluster.links)
     machine.links[pair] = {link.bandwidth, link.latency};
+  machine.devicesPerHost = cluster.devicesPerHost;
+  machine.interHostLink = {cluster.interHostLink.bandwidth,
+                           cluster.interHostLink.latency};
   machine.hostToDevice = {cluster.host.h2dPinned, 0};
   machine.deviceToHost = {cluster.host.d2hPinned, 0};
   machine.optimizerParamsPerSecond = cluster.host.optimizerParamsPerSecond;

@@ -248,13 +248,16 @@ void Simulator::process(unsigned d) {
     std::set<unsigned> participants;
     for (unsigned s : param.stages)
       participants.insert(pipeline.stages[s].device);
-    double k = participants.size();
-    double duration = 0;
-    if (k > 1) {
-      unsigned first = *participants.begin(), second = *++participants.begin();
-      const MachineModel::Link &link = machine.getLink(first, second);
-      duration = link.getTime(2 * (k - 1) / k * param.bytes);
-    }
+    // Over the stages' devices, then over the replicas' copies of this
+    // device; the replicas run the same schedule, so one replica's timeline
+    // stands for all.
+    double duration = machine.getAllReduceTime(
+        SmallVector<unsigned>(participants.begin(), participants.end()),
+        param.bytes);
+    SmallVector<unsigned> replicaRing;
+    for (unsigned r = 0; r < pipeline.replicas; ++r)
+      replicaRing.push_back(r * pipeline.numDevices + d);
+    duration += machine.getAllReduceTime(replicaRing, param.bytes);
     // Every participant runs it at once; all of them advance here.
     for (unsigned other : participants) {
       DeviceState &os = devices[other];

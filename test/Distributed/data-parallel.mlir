@@ -1,16 +1,17 @@
 // Data x pipeline parallelism: a 2-device 1F1B program of a tiny GPT with
-// 2 micro-batches per step, trained as 4 MPI ranks (2 pipeline x 2 data
-// replicas, --data-parallel 2). Each replica trains on its half of every
-// step's 4 micro-batches and the replicas' gradients are summed before each
-// update, so 5 steps equal the one-process run of the same model scheduled
-// with 4 micro-batches, within rtol 1e-5 + atol 1e-7 (the sums are grouped
-// differently). SGD: AdamW divides by the gradients' running RMS, which
+// 2 micro-batches per step, placed with 2 data-parallel replicas and trained
+// as 4 MPI ranks (2 pipeline x 2 data). Each replica trains on its half of
+// every step's 4 micro-batches and the schedule's reduce_grad actions sum
+// the replicas' gradients before each update, so 5 steps equal the
+// one-process run of the same model scheduled with 4 micro-batches, within
+// rtol 1e-5 + atol 1e-7 (the sums are grouped differently); with gradient
+// clipping too. SGD: AdamW divides by the gradients' running RMS, which
 // turns the last-bit differences of near-zero gradients into visible ones.
 // REQUIRES: mpi
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: pipe-gen --model=tiny-gpt | pipe-opt --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-differentiate -o %t/base.mlir
-// RUN: pipe-opt %t/base.mlir --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=2" -o %t/dp.mlir
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2" -o %t/dp.mlir
 // RUN: pipe-opt %t/base.mlir --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=4" -o %t/mb4.mlir
 // RUN: pipe-compile %t/dp.mlir -o %t/dp.so --weights %t/w0 -O 0
 // RUN: pipe-compile %t/mb4.mlir -o %t/mb4.so -O 0
@@ -20,22 +21,41 @@
 // RUN: %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp.jsonl --save-weights %t/dp.st --profile %t/dp.prof | FileCheck %s --check-prefix=TRAIN
 // RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/dp.jsonl %t/mb4.st %t/dp.st 1e-5 1e-7 | FileCheck %s
 // RUN: %python %S/Inputs/check-ranks.py %t/dp.prof 4 1 2 | FileCheck %s --check-prefix=RANKS
+// RUN: pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --clip 0.05 --log-json %t/mb4-clip.jsonl --save-weights %t/mb4-clip.st
+// RUN: %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --clip 0.05 --log-json %t/dp-clip.jsonl --save-weights %t/dp-clip.st
+// RUN: %python %S/Inputs/same-run.py %t/mb4-clip.jsonl %t/dp-clip.jsonl %t/mb4-clip.st %t/dp-clip.st 1e-5 1e-7 | FileCheck %s
+// RUN: not cmp -s %t/mb4.st %t/mb4-clip.st
 //
 // A checkpoint of the 2 x 2 run at step 3 resumes in one process with the
 // equivalent 4-micro-batch program (the data cursor counts every replica's
 // micro-batches) and ends within the same tolerance of the uninterrupted
-// run; the 2-micro-batch program in one process refuses it by name.
+// run; the one-replica 2-micro-batch program refuses it by name.
+// RUN: pipe-opt %t/base.mlir --pipe-place=devices=2 "--pipe-schedule=kind=1f1b microbatches=2" -o %t/mb2.mlir
+// RUN: pipe-compile %t/mb2.mlir -o %t/mb2.so -O 0
 // RUN: not %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --stop-after 3 --optimizer sgd --lr 0.1 --data-parallel 2 --checkpoint %t/dp.ckpt --log-json %t/resumed.jsonl
-// RUN: not pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --checkpoint %t/dp.ckpt --resume 2>&1 | FileCheck %s --check-prefix=CURSOR
+// RUN: not pipe-runner %t/mb2.so --weights %t/w0 --data %t/data.safetensors --steps 5 --checkpoint %t/dp.ckpt --resume 2>&1 | FileCheck %s --check-prefix=CURSOR
 // RUN: pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --checkpoint %t/dp.ckpt --resume --log-json %t/resumed.jsonl --save-weights %t/resumed.st | FileCheck %s --check-prefix=RESUMED
 // RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/resumed.jsonl %t/mb4.st %t/resumed.st 1e-5 1e-7 | FileCheck %s
 //
-// The replica count must divide the ranks.
+// And the other way: a checkpoint of the one-replica program on 2 ranks
+// resumes as 2 x 2 ranks with the two-replica program.
+// RUN: not %mpirun -np 2 pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 5 --stop-after 3 --optimizer sgd --lr 0.1 --checkpoint %t/mb4.ckpt --log-json %t/grown.jsonl
+// RUN: %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --checkpoint %t/mb4.ckpt --resume --log-json %t/grown.jsonl --save-weights %t/grown.st | FileCheck %s --check-prefix=RESUMED4
+// RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/grown.jsonl %t/mb4.st %t/grown.st 1e-5 1e-7 | FileCheck %s
+//
+// The replica count must divide the ranks, and be the program's: a
+// one-replica program is not run as two, a two-replica one not in one
+// process.
 // RUN: not %mpirun -np 3 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not %mpirun -np 4 pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=ONEREPLICA
+// RUN: not pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=ONEPROCESS
 
 // TRAIN: step 5/5
 // CHECK: same: 5 steps, 28 tensors, within rtol 1e-05 atol 1e-07
 // RANKS: ranks: 4 processes, each ran only its own devices and sent bytes
 // BAD: 3 ranks do not make 2 data-parallel replicas
+// ONEREPLICA: --data-parallel 2: the program was compiled for 1 replica(s) (pipe-opt --pipe-place=replicas=R, pipe-train --data-parallel R)
+// ONEPROCESS: the program was compiled for 2 data-parallel replicas, which run as MPI ranks: launch it with mpirun
 // RESUMED: resumed from {{.*}}dp.ckpt at step 3
+// RESUMED4: resumed from {{.*}}mb4.ckpt at step 3
 // CURSOR: dp.ckpt: trainer.data_cursor is 12: 3 steps of schedule '{{.*}}' consume 6 micro-batches (2 each); not a checkpoint of this program and schedule

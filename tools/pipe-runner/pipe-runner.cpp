@@ -211,7 +211,8 @@ int main(int argc, char **argv) {
   // Distributed runs (docs/distributed.md): under an MPI launcher every
   // process is one rank unless --transport in-process.
   std::string transportName;
-  int devicesPerRank = 1, replicas = 1;
+  // replicas 0: the program's.
+  int devicesPerRank = 1, replicas = 0;
   const std::string distributedFlags[] = {"--transport", "--devices-per-rank",
                                          "--data-parallel"};
   for (auto it = args.begin(); it != args.end();) {
@@ -253,7 +254,7 @@ int main(int argc, char **argv) {
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
 #else
-  if (transportName == "mpi" || devicesPerRank != 1 || replicas != 1)
+  if (transportName == "mpi" || devicesPerRank != 1 || replicas > 1)
     return die("--transport mpi, --devices-per-rank, --data-parallel: this "
                "pipe-runner was built without MPI (install libopenmpi-dev "
                "and rebuild)",
@@ -275,10 +276,12 @@ int main(int argc, char **argv) {
                   "default under mpirun)\n"
                   "  --devices-per-rank N   devices each rank runs (default "
                   "1)\n"
-                  "  --data-parallel R      R replicas of the pipeline, each "
-                  "on ranks/R ranks,\n"
-                  "                         on its share of every step's "
-                  "micro-batches\n");
+                  "  --data-parallel R      check that the program was "
+                  "compiled for R replicas\n"
+                  "                         of the pipeline (each on ranks/R "
+                  "ranks, on its share\n"
+                  "                         of every step's micro-batches; "
+                  "default: the program's)\n");
 #ifdef PIPE_RUNNER_CUDA
       std::printf("GPUs (pipe-runner-cuda):\n"
                   "  --gpu-map=M            GPU ordinal of each logical "
@@ -338,6 +341,25 @@ int main(int argc, char **argv) {
 
   pipe_rt::TrainerOptions training = flags.options;
   std::shared_ptr<pipe_rt::Transport> transport;
+  int compiledReplicas = pipe_rt::programReplicas(session);
+  if (replicas == 0)
+    replicas = compiledReplicas;
+  if (replicas != compiledReplicas ||
+      (replicas > 1 && transportName != "mpi")) {
+    pipe_rt_session_destroy(session);
+    return die(artifact + ": " +
+                   (replicas != compiledReplicas
+                        ? "--data-parallel " + std::to_string(replicas) +
+                              ": the program was compiled for " +
+                              std::to_string(compiledReplicas) +
+                              " replica(s) (pipe-opt --pipe-place=replicas=R, "
+                              "pipe-train --data-parallel R)"
+                        : "the program was compiled for " +
+                              std::to_string(replicas) +
+                              " data-parallel replicas, which run as MPI "
+                              "ranks: launch it with mpirun"),
+               pipe_rt::ExitUsage);
+  }
 #ifdef PIPE_RUNNER_MPI
   if (transportName == "mpi") {
     transport = pipe_rt::createMpiTransport(&argc, &argv, message);

@@ -351,6 +351,7 @@ void setScheduleOptions(const CompileFlags &flags,
   options.partitioner = flags.partitioner;
   options.devices = unsigned(flags.devices);
   options.stagesPerDevice = unsigned(flags.stagesPerDevice);
+  options.replicas = unsigned(flags.dataParallel);
   options.deviceModel = flags.deviceModel;
   options.schedule = flags.schedule;
   options.microbatches = unsigned(flags.microbatches);

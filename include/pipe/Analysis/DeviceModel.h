@@ -85,10 +85,17 @@ struct ClusterModel {
   LinkSpec defaultLink;
   /// Overrides, directed: (from, to) -> link.
   std::map<std::pair<unsigned, unsigned>, LinkSpec> links;
+  /// Devices per host (0: a single host). Device i is on host i /
+  /// devicesPerHost; devices on different hosts talk over interHostLink
+  /// unless `links` overrides the pair, devices on one host over
+  /// defaultLink.
+  unsigned devicesPerHost = 0;
+  LinkSpec interHostLink;
   std::string notes;
 
-  /// The link from device `from` to device `to`. For from == to, a "self"
-  /// link with infinite bandwidth and no latency.
+  /// The link from device `from` to device `to`: an override, else the
+  /// inter-host link across hosts, else the default link. For from == to, a
+  /// "self" link with infinite bandwidth and no latency.
   const LinkSpec &getLink(unsigned from, unsigned to) const;
   unsigned getNumDevices() const { return devices.size(); }
   /// A cluster of `n` (>= 1) copies of device 0 with the same host and

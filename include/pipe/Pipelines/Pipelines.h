@@ -61,6 +61,11 @@ struct PartitionAndSchedulePipelineOptions
                      "(a parameter-server schedule such as l2l: one per "
                      "block instance)"),
       llvm::cl::init(1)};
+  Option<unsigned> replicas{
+      *this, "replicas",
+      llvm::cl::desc("Data-parallel copies of the placement (pipe.placement "
+                     "replicas)"),
+      llvm::cl::init(1)};
   Option<std::string> deviceModel{
       *this, "device-model",
       llvm::cl::desc("Device model preset or JSON file for partitioning, "

@@ -33,6 +33,8 @@
 //   device <xid> <d> <capacity-bytes> <symbol>
 //   ps <xid> <sid>                               stage uses the param server
 //   versions <xid>                               schedule keeps weight versions
+//   replicas <xid> <count>                       optional: data-parallel
+//       copies of the schedule (pipe.placement replicas; 1 when absent)
 //   owns <xid> <sid> <nparams> <pid>...          params its update updates
 //   end
 //
@@ -58,7 +60,8 @@ constexpr const char *kManifestMagic = "pipe-program";
 /// PIPE_RT_ABI_VERSION (the entry points and exported symbols).
 ///   1: the first schema.
 ///   2: `versions` (a schedule keeps weight versions).
-constexpr int kManifestVersion = 2;
+///   3: `replicas` (data-parallel copies of a schedule).
+constexpr int kManifestVersion = 3;
 
 /// Record kinds in section order: a record may not follow one of a later
 /// section. device, ps and owns share the schedule's section (one group per
@@ -92,6 +95,7 @@ inline int getManifestSection(const std::string &keyword) {
       {"schedule", ManifestSection::Schedule},
       {"device", ManifestSection::Schedule},   {"ps", ManifestSection::Schedule},
       {"versions", ManifestSection::Schedule},
+      {"replicas", ManifestSection::Schedule},
       {"owns", ManifestSection::Schedule},     {"end", ManifestSection::End}};
   for (const auto &[name, section] : records)
     if (keyword == name)
@@ -136,6 +140,7 @@ public:
               const std::string &symbol);
   void ps(int schedule, int stage);
   void versions(int schedule);
+  void replicas(int schedule, int count);
   void owns(int schedule, int stage, const std::vector<int64_t> &params);
 
   /// The whole manifest: version line, records, `end`.

@@ -65,16 +65,22 @@ public:
   std::atomic<uint64_t> devicesRan{0};
 };
 
+/// The data-parallel replicas the program was compiled for (its schedules'
+/// `replicas` record, pipe.placement replicas in the IR; 1 without).
+int programReplicas(const pipe_rt_session *session);
+
 /// Makes `session` one rank of a distributed run over `transport`: rank r
 /// executes devices [r * devicesPerRank, (r + 1) * devicesPerRank) of every
-/// schedule. With `replicas` > 1 (data parallelism) the ranks form that many
-/// copies of the pipeline, each on the ranks [k * R, (k + 1) * R) with R =
-/// size / replicas; each replica runs its own share of every step's
-/// micro-batches (the trainer gives it), and the gradients of each param are
-/// summed over the replicas, in replica order, before its update. Checks that every rank loaded the same program and that the
-/// ranks cover each schedule's devices exactly (a clear error otherwise,
-/// before any step); collective. After each run every rank holds every loss
-/// and the memory figures of every device; see shareParams for the params.
+/// schedule. A program compiled for `replicas` > 1 (data parallelism) runs
+/// as that many copies of the pipeline, each on the ranks [k * R, (k + 1) *
+/// R) with R = size / replicas; each replica runs its own share of every
+/// step's micro-batches (the trainer gives it), and its reduce_grad actions
+/// sum each gradient over the replicas, in replica order, before the update.
+/// `replicas` must be the program's. Checks that every rank loaded the same
+/// program and that the ranks cover each schedule's devices exactly (a clear
+/// error otherwise, before any step); collective. After each run every rank
+/// holds every loss and the memory figures of every device; see shareParams for
+/// the params.
 int attachTransport(pipe_rt_session *session,
                     std::shared_ptr<Transport> transport, int devicesPerRank,
                     int replicas, std::string &error);

@@ -67,8 +67,10 @@ struct PipelineEdge {
   uint64_t bytes = 0;
 };
 
-/// A parameter read by several stages (tied embeddings): its gradient is
-/// reduced across them before any of them updates it.
+/// A parameter whose gradient is reduced before any stage updates it: one
+/// read by several stages (tied embeddings), and with data parallelism
+/// every trainable one, reduced over the stages that read it and then over
+/// the replicas.
 struct SharedParam {
   std::string name;
   uint64_t bytes = 0;
@@ -80,6 +82,10 @@ struct Pipeline {
   SmallVector<PipelineEdge> edges;
   SmallVector<SharedParam> sharedParams;
   unsigned numDevices = 1;
+  /// Data-parallel copies of the pipeline (pipe.placement replicas). Replica
+  /// r runs device d of the schedule as machine device r * numDevices + d;
+  /// the stages, costs and schedule are those of one replica.
+  unsigned replicas = 1;
 
   unsigned getNumStages() const { return stages.size(); }
   SmallVector<unsigned> getProducers(unsigned stage) const;
@@ -131,6 +137,10 @@ struct MachineModel {
   SmallVector<Device> devices;
   Link defaultLink;
   std::map<std::pair<unsigned, unsigned>, Link> links;
+  /// Hosts (ClusterModel::devicesPerHost; 0: one host) and the link between
+  /// devices of different hosts.
+  unsigned devicesPerHost = 0;
+  Link interHostLink;
   /// Host<->device copy engines (pinned memory), one per direction.
   Link hostToDevice, deviceToHost;
   /// Host optimizer throughput in parameters/s (0: free).
@@ -145,6 +155,9 @@ struct MachineModel {
 
   const Link &getLink(unsigned from, unsigned to) const;
   const Device &getDevice(unsigned index) const;
+  /// A ring all-reduce of `bytes` over `members` (machine devices, in ring
+  /// order): 2 (k - 1) / k of the bytes cross the slowest hop of the ring.
+  double getAllReduceTime(ArrayRef<unsigned> members, double bytes) const;
 
   /// Infinite memory, free communication and free optimizer: what the
   /// closed forms of the schedules assume.

@@ -263,6 +263,8 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
                   schedule.getSteps(), schedule.getForwardOnly());
   if (schedule.getWeightVersions())
     writer.versions(id);
+  if (placement.getReplicas() > 1)
+    writer.replicas(id, placement.getReplicas());
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
     writer.device(id, device.getDevice(), capacity,
                   "pipe_device_" + std::to_string(id) + "_" +

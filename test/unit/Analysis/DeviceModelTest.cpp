@@ -163,6 +163,36 @@ TEST(DeviceModel, WithDeviceCount) {
   EXPECT_EQ(*reparsed, eight);
 }
 
+TEST(DeviceModel, Hosts) {
+  // Four devices on two hosts: the default link within a host, the
+  // inter-host link across, an override wins over both.
+  llvm::Expected<ClusterModel> model = ClusterModel::parse(R"json({
+    "name": "two-hosts",
+    "devices": [{"name": "gpu", "count": 4, "memory_bytes": 1000,
+                 "memory_bandwidth": 1e9, "peak_flops": {"f32": 1e12}}],
+    "host": {"h2d_pinned": 1e9, "d2h_pinned": 1e9},
+    "default_link": {"kind": "nvlink", "bandwidth": 400e9},
+    "links": [{"from": 1, "to": 2, "kind": "pcie-p2p", "bandwidth": 20e9}],
+    "hosts": {"devices_per_host": 2,
+              "inter_host_link": {"kind": "infiniband", "bandwidth": 50e9,
+                                  "latency": 5e-6}}
+  })json",
+                                                           "hosts.json");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  EXPECT_EQ(model->devicesPerHost, 2u);
+  EXPECT_EQ(model->getLink(0, 1).kind, "nvlink");
+  EXPECT_EQ(model->getLink(0, 2).kind, "infiniband");
+  EXPECT_EQ(model->getLink(3, 0).kind, "infiniband");
+  EXPECT_EQ(model->getLink(1, 2).kind, "pcie-p2p");
+  EXPECT_EQ(model->getLink(2, 3).kind, "nvlink");
+  llvm::Expected<ClusterModel> reparsed =
+      ClusterModel::parse(model->toJSON(), "again.json");
+  ASSERT_TRUE(bool(reparsed)) << llvm::toString(reparsed.takeError());
+  EXPECT_EQ(*reparsed, *model);
+  // withDeviceCount keeps the hosts.
+  EXPECT_EQ(model->withDeviceCount(4).getLink(1, 3).kind, "infiniband");
+}
+
 //===----------------------------------------------------------------------===//
 // Presets
 //===----------------------------------------------------------------------===//
@@ -298,7 +328,23 @@ TEST(DeviceModelErrors, Fields) {
       // Top level.
       {[](Object &o) { o["colour"] = "red"; },
        "colour: unknown field (expected one of: name, devices, host, "
-       "default_link, links, notes)"},
+       "default_link, links, hosts, notes)"},
+      // Hosts.
+      {[](Object &o) {
+         o["hosts"] = Object{{"devices_per_host", 2},
+                             {"inter_host_link",
+                              Object{{"kind", "infiniband"},
+                                     {"bandwidth", 1e9}}}};
+       },
+       "hosts.devices_per_host: expected a positive count that divides the 3 "
+       "devices"},
+      {[](Object &o) { o["hosts"] = Object{{"devices_per_host", 3}}; },
+       "hosts.inter_host_link: missing required field"},
+      {[](Object &o) {
+         o["hosts"] = Object{{"devices_per_host", 3},
+                             {"inter_host_link", Object{{"kind", "ib"}}}};
+       },
+       "hosts.inter_host_link.bandwidth: missing required field"},
       {[](Object &o) { o.erase("name"); }, "name: missing required field"},
       {[](Object &o) { o["name"] = ""; }, "name: expected a non-empty string"},
       {[](Object &o) { o["name"] = 3; }, "name: expected a non-empty string"},

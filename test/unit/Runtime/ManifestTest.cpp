@@ -50,4 +50,29 @@ TEST(Manifest, ReaderTellsAnOlderProgramToRecompile) {
                        "pipe-compile (or pipe-train)");
 }
 
+/// A schedule's data-parallel replicas: 1 without a record, the record's
+/// count with one, and a count below 1 refused with its line.
+TEST(Manifest, ReplicasRecord) {
+  auto manifest = [](int replicas) {
+    pipe_rt::ManifestWriter writer;
+    writer.type(0, "f32", {2});
+    writer.stage(0, "s0", 0, {});
+    writer.schedule(0, "train", "gpipe", 1, 1, 1, false);
+    writer.device(0, 0, 0, "pipe_device_0_0");
+    if (replicas != 1)
+      writer.replicas(0, replicas);
+    return writer.str();
+  };
+  pipe_rt::Manifest m;
+  std::string error;
+  ASSERT_TRUE(pipe_rt::parseManifest(manifest(1).c_str(), m, error)) << error;
+  EXPECT_EQ(m.schedules[0].replicas, 1);
+  m = pipe_rt::Manifest();
+  ASSERT_TRUE(pipe_rt::parseManifest(manifest(3).c_str(), m, error)) << error;
+  EXPECT_EQ(m.schedules[0].replicas, 3);
+  m = pipe_rt::Manifest();
+  EXPECT_FALSE(pipe_rt::parseManifest(manifest(0).c_str(), m, error));
+  EXPECT_NE(error.find("replicas"), std::string::npos) << error;
+}
+
 } // namespace

@@ -43,11 +43,50 @@ std::string stagesOn(const Partition &partition, unsigned device) {
   return result.empty() ? "-" : result;
 }
 
+/// One data-parallel degree the partitioner tried: `replicas` copies of a
+/// pipeline on `devices` devices, each running `microbatches` per step.
+struct ReplicaCandidate {
+  unsigned replicas = 1, devices = 1, microbatches = 1;
+  PartitionProblem problem;
+  std::optional<PartitionResult> result;
+  /// Why no partition fits, when `result` is empty.
+  std::string failure;
+  /// The replicas' gradient all-reduce, and the step with it.
+  double allReduceSeconds = 0, stepSeconds = 0;
+};
+
+/// The gradients' ring all-reduce over `replicas` copies of a pipeline on
+/// `devices` devices: replica r runs pipeline device d as device r *
+/// devices + d of `model`, and each device's ring moves 2 (R - 1) / R of its
+/// parameters' bytes over its slowest hop; the devices reduce in parallel.
+double getReplicaAllReduceSeconds(const ClusterModel &model, unsigned replicas,
+                                  unsigned devices, const Evaluation &eval) {
+  if (replicas < 2)
+    return 0;
+  ClusterModel sized = model.getNumDevices() == replicas * devices
+                           ? model
+                           : model.withDeviceCount(replicas * devices);
+  double slowest = 0;
+  for (unsigned d = 0; d < devices; ++d) {
+    double share = 2.0 * (replicas - 1) / replicas * eval.devices[d].paramBytes;
+    for (unsigned r = 0; r < replicas; ++r)
+      slowest = std::max(
+          slowest,
+          sized.getLink(r * devices + d, ((r + 1) % replicas) * devices + d)
+              .getTransferTime(share));
+  }
+  return slowest;
+}
+
 struct ReportContext {
   StringRef graphName, placementName, deviceModel, dtype;
   const PartitionProblem &problem;
   const PartitionResult &result;
   ArrayRef<RunOp> runs;
+  /// With replicas=0: every degree tried.
+  ArrayRef<ReplicaCandidate> candidates;
+  unsigned replicas;
+  double allReduceSeconds;
 };
 
 void printTextReport(raw_ostream &os, const ReportContext &ctx) {
@@ -110,6 +149,29 @@ void printTextReport(raw_ostream &os, const ReportContext &ctx) {
                       eval.simulated ? "simulated" : "analytic",
                       formatSeconds(eval.analyticStepSeconds),
                       eval.stepSeconds > 0 ? m / eval.stepSeconds : 0.0);
+  if (ctx.replicas > 1)
+    os << llvm::formatv("data parallelism: {0} replicas of these {1} devices, "
+                        "{2} micro-batches each; gradient all-reduce {3}; "
+                        "step time {4}\n",
+                        ctx.replicas, problem.cluster.size(), m,
+                        formatSeconds(ctx.allReduceSeconds),
+                        formatSeconds(eval.stepSeconds + ctx.allReduceSeconds));
+  if (!ctx.candidates.empty()) {
+    os << "data-parallel degrees tried (replicas x pipeline devices):\n";
+    for (const ReplicaCandidate &c : ctx.candidates) {
+      os << llvm::formatv("  {0,3} x {1,-4} {2,3} micro-batches each: ",
+                          c.replicas, c.devices, c.microbatches);
+      if (!c.result)
+        os << "does not fit (" << StringRef(c.failure).split('\n').first
+           << ")\n";
+      else
+        os << llvm::formatv("step {0} (pipeline {1}, all-reduce {2}){3}\n",
+                            formatSeconds(c.stepSeconds),
+                            formatSeconds(c.result->evaluation.stepSeconds),
+                            formatSeconds(c.allReduceSeconds),
+                            c.replicas == ctx.replicas ? "  <- chosen" : "");
+    }
+  }
   os << llvm::formatv("partitioning time: {0}\n",
                       formatSeconds(result.seconds));
   for (const std::string &note : result.notes)
@@ -159,6 +221,26 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
     json.attribute("reduction_bytes", int64_t(eval.reductionBytes));
     json.attribute("split_params", int64_t(eval.numSplitParams));
     json.attribute("partitioning_seconds", result.seconds);
+    json.attribute("replicas", int64_t(ctx.replicas));
+    json.attribute("all_reduce_seconds", ctx.allReduceSeconds);
+    json.attribute("data_parallel_step_seconds",
+                   eval.stepSeconds + ctx.allReduceSeconds);
+    if (!ctx.candidates.empty())
+      json.attributeArray("data_parallel_candidates", [&] {
+        for (const ReplicaCandidate &c : ctx.candidates)
+          json.object([&] {
+            json.attribute("replicas", int64_t(c.replicas));
+            json.attribute("devices", int64_t(c.devices));
+            json.attribute("microbatches", int64_t(c.microbatches));
+            json.attribute("fits", bool(c.result));
+            if (c.result) {
+              json.attribute("step_seconds", c.stepSeconds);
+              json.attribute("all_reduce_seconds", c.allReduceSeconds);
+            } else {
+              json.attribute("failure", c.failure);
+            }
+          });
+      });
     json.attributeArray("stage_to_device", [&] {
       for (unsigned d : partition.deviceOf)
         json.value(int64_t(d));
@@ -235,6 +317,11 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
   if (!scheduleModel)
     return module.emitError(pass)
            << ": " << llvm::toString(scheduleModel.takeError());
+  bool chooseReplicas = options.replicas == 0;
+  if (chooseReplicas && caller.placementOnly)
+    return module.emitError(pass)
+           << ": replicas=0 (choose the data-parallel degree) needs "
+              "--pipe-partition, which predicts step times";
   std::optional<TrainingMemory> memory =
       TrainingMemory::lookup(options.optimizer);
   if (!memory)
@@ -270,40 +357,105 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
       buildBlockGraph(graph, runs, /*allowUncosted=*/caller.placementOnly);
   if (failed(blockGraph))
     return failure();
-  PartitionProblem problem;
-  problem.graph = &*blockGraph;
-  problem.cluster = buildClusterInfo(*model, options.devices, options.dtype);
-  for (DeviceInfo &device : problem.cluster.devices) {
-    if (options.memoryGiB > 0)
-      device.memoryBytes = uint64_t(options.memoryGiB * double(1ull << 30));
-    device.reservedBytes = uint64_t(options.reserveMiB * double(1ull << 20));
-  }
-  problem.memory = *memory;
-  problem.schedule = *scheduleModel;
-  problem.stagesPerDevice = options.stagesPerDevice;
-  problem.checkMemory = !caller.placementOnly;
-  // Asynchronous kinds are simulated over several overlapping steps to
-  // reach their steady state.
-  if (options.simulate)
-    problem.stepTime =
-        makeSimulatedStepTime(problem.schedule.getKind().str(),
-                              problem.schedule.isSynchronous() ? 1 : 4);
+  // One replica's problem: `devices` devices (the first of the model's),
+  // `microbatches` micro-batches per step.
+  auto makeProblem = [&](unsigned devices, const ScheduleModel &schedule) {
+    PartitionProblem problem;
+    problem.graph = &*blockGraph;
+    problem.cluster = buildClusterInfo(*model, devices, options.dtype);
+    for (DeviceInfo &device : problem.cluster.devices) {
+      if (options.memoryGiB > 0)
+        device.memoryBytes = uint64_t(options.memoryGiB * double(1ull << 30));
+      device.reservedBytes = uint64_t(options.reserveMiB * double(1ull << 20));
+    }
+    problem.memory = *memory;
+    problem.schedule = schedule;
+    problem.stagesPerDevice = options.stagesPerDevice;
+    problem.checkMemory = !caller.placementOnly;
+    // Asynchronous kinds are simulated over several overlapping steps to
+    // reach their steady state.
+    if (options.simulate)
+      problem.stepTime =
+          makeSimulatedStepTime(problem.schedule.getKind().str(),
+                                problem.schedule.isSynchronous() ? 1 : 4);
+    return problem;
+  };
 
-  llvm::Expected<PartitionResult> result =
-      runPartitioner(options.algorithm, problem);
-  if (!result)
-    return graph.emitError(pass)
-           << ": " << llvm::toString(result.takeError());
+  // The data-parallel degrees to try: the one given, or with replicas=0
+  // every R that divides the cluster's devices and the step's micro-batches
+  // (each replica then runs devices / R devices on microbatches / R).
+  SmallVector<unsigned> degrees;
+  for (unsigned r = 1; r <= options.devices; ++r)
+    if (chooseReplicas
+            ? options.devices % r == 0 && options.microbatches % r == 0
+            : r == options.replicas)
+      degrees.push_back(r);
+  if (degrees.empty())
+    degrees.push_back(options.replicas);
+  std::vector<ReplicaCandidate> candidates;
+  std::optional<unsigned> best;
+  std::string lastError;
+  for (unsigned r : degrees) {
+    ReplicaCandidate candidate;
+    candidate.replicas = r;
+    candidate.devices = chooseReplicas ? options.devices / r : options.devices;
+    candidate.microbatches =
+        chooseReplicas ? options.microbatches / r : options.microbatches;
+    llvm::Expected<ScheduleModel> schedule =
+        ScheduleModel::forSchedule(options.schedule, candidate.microbatches,
+                                   options.weightStashing, options.recompute);
+    if (!schedule)
+      return module.emitError(pass)
+             << ": " << llvm::toString(schedule.takeError());
+    candidate.problem = makeProblem(candidate.devices, *schedule);
+    llvm::Expected<PartitionResult> result =
+        runPartitioner(options.algorithm, candidate.problem);
+    if (!result) {
+      lastError = llvm::toString(result.takeError());
+      candidate.failure = lastError;
+      candidates.push_back(std::move(candidate));
+      continue;
+    }
+    candidate.allReduceSeconds = getReplicaAllReduceSeconds(
+        *model, r, candidate.devices, result->evaluation);
+    candidate.stepSeconds =
+        result->evaluation.stepSeconds + candidate.allReduceSeconds;
+    candidate.result = std::move(*result);
+    if (!best || candidate.stepSeconds < candidates[*best].stepSeconds)
+      best = candidates.size();
+    candidates.push_back(std::move(candidate));
+  }
+  if (!best) {
+    if (candidates.size() == 1)
+      return graph.emitError(pass) << ": " << lastError;
+    InFlightDiagnostic diag = graph.emitError(pass)
+                              << ": no data-parallel degree fits";
+    for (const ReplicaCandidate &c : candidates)
+      diag << "; " << c.replicas << " x " << c.devices << ": " << c.failure;
+    return diag;
+  }
+  const ReplicaCandidate &chosen = candidates[*best];
+  const PartitionProblem &problem = chosen.problem;
+  const PartitionResult *result = &*chosen.result;
+  unsigned replicas = chosen.replicas, devices = chosen.devices;
+  unsigned microbatches = chosen.microbatches;
 
   OpBuilder builder(graph->getContext());
   builder.setInsertionPointAfter(graph);
   writePlacement(builder, graph.getLoc(), name, graph, runs, result->partition,
-                 options.devices,
-                 caller.placementOnly ? 0u : unsigned(options.microbatches));
+                 devices, caller.placementOnly ? 0u : microbatches, replicas);
 
-  ReportContext ctx{graph.getSymName(), name,    options.deviceModel,
-                    options.dtype,      problem, *result,
-                    runs};
+  ReportContext ctx{graph.getSymName(),
+                    name,
+                    options.deviceModel,
+                    options.dtype,
+                    problem,
+                    *result,
+                    runs,
+                    chooseReplicas ? ArrayRef(candidates)
+                                   : ArrayRef<ReplicaCandidate>(),
+                    replicas,
+                    chosen.allReduceSeconds};
   if (options.textReport == "-") {
     printTextReport(llvm::errs(), ctx);
   } else if (!options.textReport.empty()) {
@@ -368,6 +520,7 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     options.reserveMiB = reserveMiB;
     options.simulate = simulate;
     options.stagesPerDevice = stagesPerDevice;
+    options.replicas = replicas;
     options.graphName = graphName;
     options.placementName = placementName;
     options.report = report;

@@ -88,14 +88,13 @@ mlir::pipe::partitioning::buildBlockGraph(GraphOp graph,
 PlacementOp mlir::pipe::partitioning::writePlacement(
     OpBuilder &builder, Location loc, StringRef name, GraphOp graph,
     ArrayRef<RunOp> runs, const Partition &partition, unsigned numDevices,
-    unsigned microbatches) {
-  auto placement =
-      PlacementOp::create(builder, loc, builder.getStringAttr(name),
-                          FlatSymbolRefAttr::get(graph.getSymNameAttr()),
-                          builder.getI64IntegerAttr(numDevices),
-                          microbatches ? builder.getI64IntegerAttr(microbatches)
-                                       : IntegerAttr(),
-                          builder.getI64IntegerAttr(1));
+    unsigned microbatches, unsigned replicas) {
+  auto placement = PlacementOp::create(
+      builder, loc, builder.getStringAttr(name),
+      FlatSymbolRefAttr::get(graph.getSymNameAttr()),
+      builder.getI64IntegerAttr(numDevices),
+      microbatches ? builder.getI64IntegerAttr(microbatches) : IntegerAttr(),
+      builder.getI64IntegerAttr(replicas));
   Block *body = new Block();
   placement.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockEnd(body);

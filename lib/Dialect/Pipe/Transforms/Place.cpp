@@ -37,6 +37,7 @@ struct PlacePass : public pipe::impl::PipePlaceBase<PlacePass> {
       options.devices = devices;
       options.stagesPerDevice = stagesPerDevice;
       options.deviceModel = deviceModel;
+      options.replicas = replicas;
       options.simulate = false;
       options.placementName = (graph.getSymName() + "_placement").str();
       options.textReport = "";

@@ -68,6 +68,7 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
 
   Pipeline pipeline;
   pipeline.numDevices = placement.getDevices();
+  pipeline.replicas = placement.getReplicas();
   unsigned numStages = stages.getNumStages();
   for (unsigned s = 0; s < numStages; ++s) {
     PipelineStage stage;
@@ -137,7 +138,9 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       pipeline.stages[s].paramBytes += bytes;
       pipeline.stages[s].paramCount += param.getTensorType().getNumElements();
     }
-    if (users.size() > 1) {
+    // With data parallelism every trainable gradient is reduced over the
+    // replicas, so each one gets its reduce_grad like a tied weight.
+    if (users.size() > 1 || (pipeline.replicas > 1 && !param.getFrozen())) {
       SharedParam shared;
       shared.name = name.str();
       shared.bytes = bytes;
@@ -156,9 +159,9 @@ FailureOr<PlacedPipeline> mlir::pipe::buildPlacedPipeline(PlacementOp placement,
   if (failed(stages))
     return failure();
   std::string error;
-  FailureOr<MachineModel> machine =
-      MachineModel::lookup(deviceModel, placement.getDevices(),
-                           [&](const Twine &m) { error = m.str(); });
+  FailureOr<MachineModel> machine = MachineModel::lookup(
+      deviceModel, placement.getDevices() * placement.getReplicas(),
+      [&](const Twine &m) { error = m.str(); });
   if (failed(machine)) {
     diagOp->emitError(error);
     return failure();

@@ -409,10 +409,15 @@ def Pipe_UpdateOp : Pipe_ActionOp<"update"> {
 
 def Pipe_ReduceGradOp : Pipe_ActionOp<"reduce_grad", [
     DeclareOpInterfaceMethods<Pipe_ActionOpInterface, ["getLocalStage"]>]> {
-  let summary = "Sums the gradient of a parameter shared by several stages";
+  let summary = "Sums a parameter's gradient over its stages and replicas";
   let description = [{
     Every device hosting a stage that reads `param` takes part; afterwards
     each holds the total gradient. Needed before updating tied embeddings.
+    When the placement has `replicas` > 1 (data parallelism), the total is
+    then summed over the replicas' copies of the device as well (an
+    all-reduce, `MPI` between ranks), so every trainable parameter is
+    reduced before its update: the schedule shows each all-reduce, and the
+    verifier and simulator play it.
   }];
   let arguments = !con((ins FlatSymbolRefAttr:$param), Pipe_StepArg);
   let assemblyFormat = "$param (`step` $step^)? attr-dict";

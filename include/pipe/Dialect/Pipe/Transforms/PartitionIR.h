@@ -32,11 +32,12 @@ FailureOr<BlockGraph> buildBlockGraph(GraphOp graph,
 
 /// Writes `partition` as `pipe.placement @name graph @graph devices N` with
 /// stages `@s0, @s1, ...` at the builder's insertion point, recording the
-/// `microbatches` it was partitioned for (none when 0).
+/// `microbatches` it was partitioned for (none when 0) and its data-parallel
+/// `replicas`.
 PlacementOp writePlacement(OpBuilder &builder, Location loc, StringRef name,
                            GraphOp graph, ArrayRef<RunOp> runs,
                            const Partition &partition, unsigned numDevices,
-                           unsigned microbatches);
+                           unsigned microbatches, unsigned replicas);
 
 } // namespace mlir::pipe::partitioning
 

@@ -565,6 +565,15 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
     standard error) and a JSON one to `report`. Fails with the smallest
     per-device memory that would work when nothing fits.
 
+    With `replicas` R > 1 the placement is one of R data-parallel copies
+    (`pipe.placement ... replicas R`); the report adds the gradients' ring
+    all-reduce over the replicas (device r * devices + d of the device model
+    runs replica r's device d, so its links, and with `hosts` its
+    inter-host link, decide). `replicas=0` chooses R: every R dividing
+    `devices` and `microbatches` is partitioned on devices / R devices with
+    microbatches / R micro-batches, and the smallest predicted step time
+    (pipeline plus all-reduce) among those that fit wins.
+
     ```
     pipe-opt model.mlir --pipe-partition="algorithm=mixed devices=8 \
         device-model=rtx2080ti-x8 schedule=pipedream-async microbatches=8 \
@@ -606,6 +615,11 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
            /*default=*/"1",
            "balanced: contiguous stages per device, round-robin (0: one "
            "stage per block instance)">,
+    Option<"replicas", "replicas", "unsigned", /*default=*/"1",
+           "Data-parallel copies of the placement, each on `devices` devices "
+           "of its own running `microbatches` per step; 0: choose the degree "
+           "R with the best predicted step time (devices and microbatches "
+           "are then the whole cluster's and step's, split R ways)">,
     Option<"graphName", "graph", "std::string", /*default=*/"\"\"",
            "The pipe.graph to partition (default: the only one)">,
     Option<"placementName", "placement", "std::string",
@@ -647,6 +661,8 @@ def PipePlace : Pass<"pipe-place", "ModuleOp"> {
            "Partitioner (include/pipe/Partitioning/Partitioners.def)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
            "Device model preset or JSON file that turns FLOPs into times">,
+    Option<"replicas", "replicas", "unsigned", /*default=*/"1",
+           "Data-parallel copies of the placement (pipe.placement replicas)">,
   ];
 }
 
@@ -686,6 +702,8 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "Only schedule this placement (default: all)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
            "Device model preset or JSON file that turns FLOPs into times">,
+    Option<"replicas", "replicas", "unsigned", /*default=*/"1",
+           "Data-parallel copies of the placement (pipe.placement replicas)">,
   ];
 }
 
@@ -742,7 +760,7 @@ def PipeSimulate : Pass<"pipe-simulate", "ModuleOp"> {
   }];
   let options = [
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
-           "Device model preset (h200, rtx2080ti-x8, v100-l2l) or JSON file">,
+           "Device model preset (h200, h200-8x8, rtx2080ti-x8, v100-l2l) or JSON file">,
     Option<"traceFile", "trace", "std::string", /*default=*/"\"\"",
            "Write a Chrome trace JSON here">,
     Option<"reportFile", "report", "std::string", /*default=*/"\"\"",
