@@ -10,7 +10,9 @@
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -154,6 +156,8 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
       ok &= succeeded(checkOpTypes(op));
       if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
         ok &= succeeded(checkReshape(reshape));
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        ok &= succeeded(checkUndefinedReads(linalgOp));
       return WalkResult::advance();
     });
     if (!ok)
@@ -247,6 +251,36 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
     diag << "] but result type " << result
          << ": the two must agree";
     return diag;
+  }
+
+  /// A contraction or reduction accumulates into its init, and a generic
+  /// may read it: an init straight from `tensor.empty` (or an
+  /// `alloc_tensor` without copy) has undefined contents, which training
+  /// would turn into NaN. Ops that only write their init (elementwise
+  /// generics, fill, transpose, broadcast) are what tensor.empty is for.
+  static LogicalResult checkUndefinedReads(linalg::LinalgOp op) {
+    bool ok = true;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Operation *def = init.get().getDefiningOp();
+      auto alloc = dyn_cast_or_null<bufferization::AllocTensorOp>(def);
+      if (!isa_and_nonnull<tensor::EmptyOp>(def) &&
+          !(alloc && !alloc.getCopy()))
+        continue;
+      if (!op.payloadUsesValueFromOperand(&init))
+        continue;
+      InFlightDiagnostic diag = op->emitOpError();
+      diag << "reads its init (outs operand #"
+           << init.getOperandNumber() - op.getNumDpsInputs() << ", "
+           << describe(init.get()) << "), which is a bare '"
+           << def->getName()
+           << "' with undefined contents: a contraction or reduction adds "
+              "into its init, so fill it first (linalg.fill with 0 for a "
+              "sum, the reduction's identity in general), as torch-mlir "
+              "does";
+      diag.attachNote(def->getLoc()) << "the undefined tensor is made here";
+      ok = false;
+    }
+    return success(ok);
   }
 
   /// `%name (#index)`: how a value is printed, so it can be found in the IR.
