@@ -84,9 +84,9 @@ SmallVector<DictEntry> parseDict(StringRef body) {
 std::optional<SmallVector<int64_t>> parseIntList(StringRef value) {
   StringRef list;
   if (value.consume_front("array<")) {
-    auto [type, rest] = value.split(':');
-    list = rest.contains('>') ? rest.take_front(rest.rfind('>'))
-                              : type.take_front(0);
+    // `array<i64>` (empty) has no colon.
+    StringRef rest = value.split(':').second;
+    list = rest.take_front(rest.rfind('>'));
   } else if (value.consume_front("dense<")) {
     list = value.take_front(value.find('>'));
     list = list.trim().trim("[]");

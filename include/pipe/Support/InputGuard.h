@@ -11,6 +11,8 @@
 //     trusts its input), NUL bytes, nesting deeper than the stack allows,
 //     aliases whose printed form explodes, and the known triggers of MLIR
 //     22 parser bugs (resource blobs with an impossible alignment).
+//     In between, older torch-mlir/TOSA syntax that MLIR 22 rejects is
+//     upgraded or explained (InputUpgrade.h).
 //  2. probeParse: MLIR's parser has bugs of its own that no pre-scan can
 //     know in advance (a fuzzer found heap corruption on an error path, out
 //     of memory and reads past the end of a truncated file). So the input
