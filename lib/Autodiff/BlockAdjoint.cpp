@@ -149,8 +149,9 @@ void eraseDeadOps(Block &block) {
 }
 
 /// Decomposes aggregate ops (linalg.softmax) and generalizes named linalg ops
-/// so that only linalg.generic carries structured computation. linalg.fill is
-/// kept: it never carries a gradient unless its value is active.
+/// so that only linalg.generic carries structured computation, and writes
+/// guarded sums (embedding bags) as sums. linalg.fill is kept: it never
+/// carries a gradient unless its value is active.
 void normalizeBody(Block &body) {
   IRRewriter rewriter(body.getParentOp()->getContext());
   bool changed = true;
@@ -175,6 +176,8 @@ void normalizeBody(Block &body) {
     rewriter.setInsertionPoint(&op);
     (void)linalg::generalizeNamedOp(rewriter, linalgOp);
   }
+  for (auto generic : body.getOps<linalg::GenericOp>())
+    rewriteGuardedSums(generic);
 }
 
 /// Operands of `op` plus values its regions capture from above.

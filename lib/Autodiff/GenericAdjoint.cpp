@@ -680,6 +680,41 @@ Value mlir::pipe::autodiff::detail::createTensorAdd(OpBuilder &b, Location loc,
       .getResult(0);
 }
 
+void mlir::pipe::autodiff::detail::rewriteGuardedSums(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return;
+  Block &body = *op.getBody();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  unsigned numInputs = op.getNumDpsInputs();
+  for (unsigned k = 0, e = op.getNumDpsInits(); k < e; ++k) {
+    BlockArgument acc = body.getArgument(numInputs + k);
+    auto select = yield.getOperand(k).getDefiningOp<arith::SelectOp>();
+    if (!isa<FloatType>(acc.getType()) || !select ||
+        select->getBlock() != &body || select.getFalseValue() != acc)
+      continue;
+    auto add = select.getTrueValue().getDefiningOp<arith::AddFOp>();
+    if (!add || add->getBlock() != &body)
+      continue;
+    Value other = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+    if (!other)
+      continue;
+    OpBuilder b(yield);
+    Location loc = select.getLoc();
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(acc.getType(), 0.0));
+    Value guarded =
+        arith::SelectOp::create(b, loc, select.getCondition(), other, zero);
+    yield->setOperand(k, arith::AddFOp::create(b, loc, acc, guarded));
+    // -0.0 + 0.0 is +0.0 where the old form kept -0.0; nothing else differs.
+    if (select->use_empty())
+      select->erase();
+    if (add->use_empty())
+      add->erase();
+  }
+}
+
 LogicalResult mlir::pipe::autodiff::detail::checkGenericDifferentiable(
     linalg::GenericOp op, function_ref<bool(Value)> isActive) {
   if (!op.hasPureTensorSemantics())

@@ -22,6 +22,12 @@ Value createTensorAdd(OpBuilder &b, Location loc, Value lhs, Value rhs);
 /// True for ranked tensors with a float element type.
 bool isFloatTensor(Type type);
 
+/// Rewrites each float result of a reduction `op` that yields
+/// `select(c, acc + v, acc)` (a guarded sum: torch-mlir's aten.embedding_bag
+/// in sum mode) into `acc + select(c, v, 0)`, the same value, so that the
+/// sum rule applies.
+void rewriteGuardedSums(linalg::GenericOp op);
+
 /// Checks that the vector-Jacobian product of `op` with respect to its active
 /// operands (and active tensors its body reads with tensor.extract) can be
 /// built; emits a diagnostic naming the offending op otherwise.

@@ -2,6 +2,7 @@
 
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/InputNesting.h"
+#include "pipe/Support/InputUpgrade.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -58,11 +59,18 @@ const InputLimits &pipe::registerInputLimitOptions() {
                "of MLIR's parser is reported instead of taking the tool "
                "down (false: parse once, in-process)"),
       cl::location(limits.containParse), cl::init(limits.containParse));
+  static cl::opt<bool, true> upgradeSyntax(
+      "pipe-upgrade-input",
+      cl::desc("Rewrite older syntax of torch-mlir and TOSA exports that has "
+               "one MLIR 22 form (tensor.expand_shape without output_shape, "
+               "tosa.const value =, ...), with a warning for each rewrite "
+               "(false: report it as an error)"),
+      cl::location(limits.upgradeSyntax), cl::init(limits.upgradeSyntax));
   return limits;
 }
 
-LogicalResult pipe::reportAtOffset(const llvm::MemoryBuffer &file,
-                                   size_t offset, const llvm::Twine &message) {
+void pipe::printAtOffset(const llvm::MemoryBuffer &file, size_t offset,
+                         StringRef severity, const llvm::Twine &message) {
   StringRef text = file.getBuffer();
   offset = std::min(offset, text.size());
   StringRef before = text.take_front(offset);
@@ -71,15 +79,16 @@ LogicalResult pipe::reportAtOffset(const llvm::MemoryBuffer &file,
   size_t column = lineStart == StringRef::npos ? offset + 1
                                                : offset - lineStart;
   llvm::errs() << file.getBufferIdentifier() << ':' << line << ':' << column
-               << ": error: " << message << "\n";
+               << ": " << severity << ": " << message << "\n";
+}
+
+LogicalResult pipe::reportAtOffset(const llvm::MemoryBuffer &file,
+                                   size_t offset, const llvm::Twine &message) {
+  printAtOffset(file, offset, "error", message);
   return failure();
 }
 
-namespace {
-
-/// The end of the string literal that starts at `text[begin]` (a `"`), one
-/// past its closing quote, or npos if the file ends inside it.
-size_t endOfString(StringRef text, size_t begin) {
+size_t pipe::endOfStringLiteral(StringRef text, size_t begin) {
   for (size_t i = begin + 1; i < text.size(); ++i) {
     if (text[i] == '\\')
       ++i;
@@ -88,6 +97,8 @@ size_t endOfString(StringRef text, size_t begin) {
   }
   return StringRef::npos;
 }
+
+namespace {
 
 /// Checks the string literals of the file: each must end before the file
 /// does (MLIR 22's lexer reads past the end of a file truncated inside a
@@ -108,7 +119,7 @@ LogicalResult checkStrings(const llvm::MemoryBuffer &file) {
     }
     if (c != '"')
       continue;
-    size_t end = endOfString(text, i);
+    size_t end = endOfStringLiteral(text, i);
     if (end == StringRef::npos)
       return reportAtOffset(file, i,
                             "string literal not terminated before the end "
@@ -316,6 +327,12 @@ pipe::readUntrustedFile(StringRef path, const DialectRegistry &registry,
   }
   if (failed(checkInputText(*file, limits)))
     return nullptr;
+  FailureOr<std::unique_ptr<llvm::MemoryBuffer>> upgraded =
+      upgradeOlderSyntax(*file, limits.upgradeSyntax);
+  if (failed(upgraded))
+    return nullptr;
+  if (*upgraded)
+    file = std::move(*upgraded);
   if (limits.containParse &&
       failed(probeParse(*file, registry, splitMarker)))
     return nullptr;

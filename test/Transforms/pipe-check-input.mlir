@@ -33,8 +33,9 @@ module {
     %bwb = linalg.broadcast ins(%w : tensor<8x8xf32>)
              outs(%bw : tensor<2x8x8xf32>) dimensions = [0]
     %be = tensor.empty() : tensor<2x4x8xf32>
+    %bf = linalg.fill ins(%zero : f32) outs(%be : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
     %bm = linalg.batch_matmul ins(%b, %bwb : tensor<2x4x8xf32>, tensor<2x8x8xf32>)
-            outs(%be : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+            outs(%bf : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
     %c = linalg.contract indexing_maps = [#mA, #mB, #mC]
            ins(%xt, %w : tensor<8x4xf32>, tensor<8x8xf32>)
            outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>

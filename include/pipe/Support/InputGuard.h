@@ -11,6 +11,8 @@
 //     trusts its input), NUL bytes, nesting deeper than the stack allows,
 //     aliases whose printed form explodes, and the known triggers of MLIR
 //     22 parser bugs (resource blobs with an impossible alignment).
+//     In between, older torch-mlir/TOSA syntax that MLIR 22 rejects is
+//     upgraded or explained (InputUpgrade.h).
 //  2. probeParse: MLIR's parser has bugs of its own that no pre-scan can
 //     know in advance (a fuzzer found heap corruption on an error path, out
 //     of memory and reads past the end of a truncated file). So the input
@@ -66,11 +68,14 @@ struct InputLimits {
   bool allowBytecode = false;
   /// Parse in a forked child first (crash containment).
   bool containParse = true;
+  /// Rewrite older syntax that has one MLIR 22 form (InputUpgrade.h);
+  /// otherwise it is only reported.
+  bool upgradeSyntax = true;
 };
 
 /// Registers the limits as command-line options of a tool using
 /// llvm::cl (--pipe-max-nesting, --pipe-max-expansion, --pipe-allow-bytecode,
-/// --pipe-contain-parse) and returns them; call before parsing the command
+/// --pipe-contain-parse, --pipe-upgrade-input) and returns them; call before parsing the command
 /// line, read after.
 const InputLimits &registerInputLimitOptions();
 
@@ -107,9 +112,10 @@ struct ContainedRun {
 /// locks `work` needs): the child has only the calling thread.
 ContainedRun runContained(llvm::function_ref<void()> work);
 
-/// Reads `path` ("-": standard input), checks it and probes its parse (if
-/// `limits.containParse`, chunk by chunk with a `splitMarker`). Returns null
-/// after reporting the error: the file is safe to parse otherwise.
+/// Reads `path` ("-": standard input), checks it, upgrades or reports older
+/// syntax (InputUpgrade.h) and probes its parse (if `limits.containParse`,
+/// chunk by chunk with a `splitMarker`). Returns null after reporting the
+/// error: the file, upgraded, is safe to parse otherwise.
 std::unique_ptr<llvm::MemoryBuffer>
 readUntrustedFile(StringRef path, const DialectRegistry &registry,
                   const InputLimits &limits, StringRef splitMarker = {});
@@ -130,6 +136,15 @@ void runWithLargeStack(llvm::function_ref<void()> work);
 /// megabytes long), and fails.
 LogicalResult reportAtOffset(const llvm::MemoryBuffer &file, size_t offset,
                              const llvm::Twine &message);
+
+/// Prints `file:line:col: SEVERITY: message` for byte `offset` of `file`
+/// (reportAtOffset with any severity: "warning", "note").
+void printAtOffset(const llvm::MemoryBuffer &file, size_t offset,
+                   StringRef severity, const llvm::Twine &message);
+
+/// One past the closing quote of the string literal that starts at
+/// `text[begin]` (a `"`), or npos if the text ends inside it.
+size_t endOfStringLiteral(StringRef text, size_t begin);
 
 } // namespace mlir::pipe
 

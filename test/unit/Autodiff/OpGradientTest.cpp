@@ -443,6 +443,52 @@ std::vector<Case> makeCases() {
   } -> tensor<5x4xf32>)mlir"},
       {{"tok", ids(6)}});
 
+  // torch-mlir's lowering of aten.embedding_bag (mode sum): a reduction
+  // over the indices whose payload yields select(in_bag, w + acc, acc);
+  // the next offset's index is clamped here so that the last bag does not
+  // read one past the offsets (torch-mlir extracts it unconditionally).
+  add("embedding_bag_sum",
+      {{{"table", "tensor<6x4xf32>"}},
+       {{"idx", "tensor<5xi64>"}, {"off", "tensor<3xi64>"}},
+       "tensor<3x4xf32>",
+       2,
+       R"mlir(
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %out = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>,
+      affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>],
+      iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%idx, %off : tensor<5xi64>, tensor<3xi64>) outs(%f : tensor<3x4xf32>) {
+  ^bb0(%in: i64, %o: i64, %acc: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %c1 = arith.constant 1 : i64
+    %n1 = arith.addi %ii, %c1 : i64
+    %c2 = arith.constant 2 : i64
+    %n1c = arith.minsi %n1, %c2 : i64
+    %n1i = arith.index_cast %n1c : i64 to index
+    %len = arith.constant 3 : i64
+    %last = arith.cmpi eq, %len, %n1 : i64
+    %nidx = arith.constant 5 : i64
+    %nextv = tensor.extract %off[%n1i] : tensor<3xi64>
+    %next = arith.select %last, %nidx, %nextv : i64
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %lt = arith.cmpi slt, %o, %ji : i64
+    %eq = arith.cmpi eq, %o, %ji : i64
+    %le = arith.ori %lt, %eq : i1
+    %before = arith.cmpi slt, %ji, %next : i64
+    %inbag = arith.andi %le, %before : i1
+    %row = arith.index_cast %in : i64 to index
+    %k = linalg.index 2 : index
+    %w = tensor.extract %table[%row, %k] : tensor<6x4xf32>
+    %s = arith.addf %w, %acc : f32
+    %r = arith.select %inbag, %s, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x4xf32>)mlir"},
+      {{"idx", ids(6)}, {"off", ids(5)}});
+
   add("expand_collapse_shape",
       {{{"a", "tensor<6x4xf32>"}, {"b", "tensor<2x3x4xf32>"}},
        {},

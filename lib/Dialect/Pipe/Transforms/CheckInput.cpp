@@ -10,9 +10,14 @@
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -152,8 +157,12 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
         return WalkResult::skip();
       }
       ok &= succeeded(checkOpTypes(op));
+      if (inlineBoolResources)
+        ok &= succeeded(inlineBoolResourcesOf(op));
       if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
         ok &= succeeded(checkReshape(reshape));
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        ok &= succeeded(checkUndefinedReads(linalgOp));
       return WalkResult::advance();
     });
     if (!ok)
@@ -247,6 +256,86 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
     diag << "] but result type " << result
          << ": the two must agree";
     return diag;
+  }
+
+  /// LLVM translation cannot lower `dense_resource` data of i1 ("no known
+  /// conversion for innermost element type", at the end of pipe-compile),
+  /// and torch-mlir stores boolean masks that way; a `dense` literal of the
+  /// same booleans lowers. Rewrites the value of a constant or global.
+  static LogicalResult inlineBoolResourcesOf(Operation *op) {
+    if (!isa<arith::ConstantOp, ml_program::GlobalOp>(op))
+      return success();
+    StringRef name = "value";
+    auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(
+        op->getAttr(name));
+    if (!resource || !resource.getElementType().isInteger(1))
+      return success();
+    FailureOr<DenseElementsAttr> literal =
+        getBoolLiteral(resource, op->getLoc());
+    if (failed(literal))
+      return failure();
+    op->setAttr(name, *literal);
+    return success();
+  }
+
+  static FailureOr<DenseElementsAttr>
+  getBoolLiteral(DenseResourceElementsAttr resource, Location loc) {
+    ShapedType type = resource.getType();
+    StringRef key = resource.getRawHandle().getKey();
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return mlir::emitError(loc)
+             << "boolean constant '" << key
+             << "' has no data (its dense_resource blob is missing, e.g. "
+                "printed as __elided__): a mask cannot be made up; export "
+                "the model with its constants";
+    ArrayRef<char> data = blob->getData();
+    if (int64_t(data.size()) != type.getNumElements())
+      return mlir::emitError(loc)
+             << "boolean constant '" << key << "' has a dense_resource blob "
+             << "of " << data.size() << " bytes, but " << type
+             << " needs " << type.getNumElements()
+             << " (one byte per element)";
+    SmallVector<bool> values;
+    values.reserve(data.size());
+    for (auto [index, byte] : llvm::enumerate(data)) {
+      if (byte != 0 && byte != 1)
+        return mlir::emitError(loc)
+               << "boolean constant '" << key << "' has byte " << int(byte)
+               << " at element " << index << "; booleans are 0 or 1";
+      values.push_back(byte == 1);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+
+  /// A contraction or reduction accumulates into its init, and a generic
+  /// may read it: an init straight from `tensor.empty` (or an
+  /// `alloc_tensor` without copy) has undefined contents, which training
+  /// would turn into NaN. Ops that only write their init (elementwise
+  /// generics, fill, transpose, broadcast) are what tensor.empty is for.
+  static LogicalResult checkUndefinedReads(linalg::LinalgOp op) {
+    bool ok = true;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Operation *def = init.get().getDefiningOp();
+      auto alloc = dyn_cast_or_null<bufferization::AllocTensorOp>(def);
+      if (!isa_and_nonnull<tensor::EmptyOp>(def) &&
+          !(alloc && !alloc.getCopy()))
+        continue;
+      if (!op.payloadUsesValueFromOperand(&init))
+        continue;
+      InFlightDiagnostic diag = op->emitOpError();
+      diag << "reads its init (outs operand #"
+           << init.getOperandNumber() - op.getNumDpsInputs() << ", "
+           << describe(init.get()) << "), which is a bare '"
+           << def->getName()
+           << "' with undefined contents: a contraction or reduction adds "
+              "into its init, so fill it first (linalg.fill with 0 for a "
+              "sum, the reduction's identity in general), as torch-mlir "
+              "does";
+      diag.attachNote(def->getLoc()) << "the undefined tensor is made here";
+      ok = false;
+    }
+    return success(ok);
   }
 
   /// `%name (#index)`: how a value is printed, so it can be found in the IR.

@@ -51,7 +51,20 @@ def PipeCheckInput : Pass<"pipe-check-input", "ModuleOp"> {
     (`tosa.*`: run `--pipe-import-tosa` first; `torch.*`, `stablehlo.*`:
     lower to linalg-on-tensors first; `tm_tensor.attention`: export with the
     default decompositions or eager attention). All problems are reported,
-    not only the first. The IR is not changed.
+    not only the first.
+
+    An op that reads its init (a named contraction or reduction such as
+    `linalg.matmul`, `batch_matmul`, a convolution or `linalg.reduce`, or a
+    `linalg.generic` whose payload reads the out argument) from a bare
+    `tensor.empty` or `bufferization.alloc_tensor` reads undefined memory
+    and is rejected; elementwise ops that only write a `tensor.empty` are
+    accepted.
+
+    The IR is not changed, with one exception: boolean constants stored as
+    `dense_resource` (torch-mlir's masks), which LLVM translation cannot
+    lower, become `dense` literals of the same values
+    (`inline-bool-resources`); one without data (elided), of the wrong size
+    or with a byte other than 0 or 1 is an error.
 
     Sizes are bounded too, wherever a shape enters (arguments, results,
     constants, `tensor.empty`, globals): a tensor whose element count
@@ -73,6 +86,10 @@ def PipeCheckInput : Pass<"pipe-check-input", "ModuleOp"> {
            /*default=*/"uint64_t(1) << 36",
            "Largest tensor accepted, in bytes (its static shape times its "
            "element size)">,
+    Option<"inlineBoolResources", "inline-bool-resources", "bool",
+           /*default=*/"true",
+           "Rewrite i1 dense_resource constants and globals as dense literals "
+           "(LLVM translation cannot lower i1 resources)">,
   ];
 }
 
