@@ -37,6 +37,14 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
   if (llvm::Error err =
           checkOneOf("loss-reduction", options.lossReduction, {"mean", "sum"}))
     return err;
+  if (llvm::Error err = checkOneOf("granularity", options.granularity,
+                                   {"op", "layer", "coarse"}))
+    return err;
+  if (!options.init.empty())
+    if (llvm::Error err =
+            checkOneOf("init", options.init,
+                       {"normal", "xavier-uniform", "kaiming-uniform", "zeros"}))
+      return err;
   pm.addPass(createPipeCheckInput());
   if (!options.loss.empty()) {
     PipeAttachLossOptions loss;
@@ -45,9 +53,13 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
     loss.resultIndex = options.lossResult;
     pm.addPass(createPipeAttachLoss(loss));
   }
-  pm.addPass(createPipeLiftParams());
+  PipeLiftParamsOptions lift;
+  lift.init = options.init;
+  lift.initSeed = options.initSeed;
+  pm.addPass(createPipeLiftParams(lift));
   PipeFormBlocksOptions blocks;
-  blocks.granularity = "layer";
+  blocks.granularity = options.granularity;
+  blocks.numBlocks = options.numBlocks;
   pm.addPass(createPipeFormBlocks(blocks));
   pm.addPass(createPipeAnnotateCosts());
   pm.addPass(createPipeDifferentiate());
@@ -168,8 +180,8 @@ void pipe::registerCompilePipelines() {
   registerPipeline<IngestPipelineOptions>(
       "pipe-ingest",
       "Prepares a forward function for training as pipe-train does: "
-      "check-input, attach-loss (with loss=), lift-params, layer blocks, "
-      "costs, differentiate",
+      "check-input, attach-loss (with loss=), lift-params (with init=), "
+      "blocks (granularity=, layer by default), costs, differentiate",
       buildIngestPipeline);
   registerPipeline<PartitionAndSchedulePipelineOptions>(
       "pipe-partition-and-schedule",
