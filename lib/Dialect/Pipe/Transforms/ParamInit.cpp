@@ -191,21 +191,25 @@ static std::optional<Fans> getContractionFans(linalg::LinalgOp op,
                                               ArrayRef<int64_t> dimOf,
                                               ArrayRef<int64_t> shape) {
   SmallVector<unsigned> inLoops, outLoops;
-  if (FailureOr<linalg::ContractionDimensions> dims =
-          linalg::inferContractionDims(op);
-      succeeded(dims)) {
+  // Convolutions first: a convolution is also a contraction over its input
+  // channels alone.
+  FailureOr<linalg::ConvolutionDimensions> conv =
+      linalg::isaConvolutionOpInterface(op)
+          ? linalg::inferConvolutionDims(op)
+          : FailureOr<linalg::ConvolutionDimensions>(failure());
+  if (succeeded(conv)) {
+    // PyTorch's convention: the kernel window counts on both sides.
+    llvm::append_range(inLoops, conv->inputChannel);
+    llvm::append_range(inLoops, conv->filterLoop);
+    llvm::append_range(outLoops, conv->outputChannel);
+    llvm::append_range(outLoops, conv->depth);
+    llvm::append_range(outLoops, conv->filterLoop);
+  } else if (FailureOr<linalg::ContractionDimensions> dims =
+                 linalg::inferContractionDims(op);
+             succeeded(dims)) {
     llvm::append_range(inLoops, dims->k);
     llvm::append_range(outLoops, dims->m);
     llvm::append_range(outLoops, dims->n);
-  } else if (FailureOr<linalg::ConvolutionDimensions> dims =
-                 linalg::inferConvolutionDims(op);
-             succeeded(dims)) {
-    // PyTorch's convention: the kernel window counts on both sides.
-    llvm::append_range(inLoops, dims->inputChannel);
-    llvm::append_range(inLoops, dims->filterLoop);
-    llvm::append_range(outLoops, dims->outputChannel);
-    llvm::append_range(outLoops, dims->depth);
-    llvm::append_range(outLoops, dims->filterLoop);
   } else {
     return std::nullopt;
   }
