@@ -38,6 +38,6 @@
 // NOINIT: weight '__elided__' has no data: {{.*}}initialise it with init=<kind> (pipe-train --init <kind>)
 // BADINIT: pipe-train: --init wants one of normal, xavier-uniform, kaiming-uniform, zeros; got 'uniform'
 // NOMODEL: pipe-train: --init applies to a MODEL.mlir
-// LAYER: error:
+// LAYER: error: pipe-place: cannot make 2 stages (2 devices x 1 per device) from 1 block instances
 // COARSE: blocks: 2 (granularity coarse)
 // COARSE: step 1/1  loss
