@@ -6,7 +6,7 @@
 // --save-init-weights writes a file that --init-weights reloads to the same
 // first loss.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %S/Inputs/elided-cnn-data.py make %t/data.safetensors
+// RUN: %python %S/Inputs/make-data.py %t/data.safetensors input0:F32:8x2x3x4x4:17:0.5 input1:I64:8x2:5
 // RUN: for init in normal xavier-uniform kaiming-uniform zeros; do pipe-train %S/Inputs/elided-cnn.mlir --loss cross-entropy --init $init --init-seed 5 --data %t/data.safetensors --steps 3 --log-every 1 2>&1; done | FileCheck %s
 // RUN: pipe-train %S/Inputs/elided-cnn.mlir --loss cross-entropy --init kaiming-uniform --init-seed 5 --data %t/data.safetensors --steps 3 --log-every 1 --log-json %t/a.jsonl --save-init-weights %t/init.safetensors --save-weights %t/final.safetensors | FileCheck %s --check-prefix=SUMMARY
 // RUN: %python %S/Inputs/elided-cnn-data.py frozen %t/init.safetensors %t/final.safetensors | FileCheck %s --check-prefix=FROZEN
