@@ -28,8 +28,8 @@ static llvm::Error checkPositive(StringRef option, unsigned value) {
   return llvm::createStringError(option + ": must be at least 1");
 }
 
-llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
-                                      const IngestPipelineOptions &options) {
+/// The options' values that name something, checked before any pass runs.
+static llvm::Error checkIngestOptions(const IngestPipelineOptions &options) {
   if (!options.loss.empty())
     if (llvm::Error err = checkOneOf("loss", options.loss,
                                      {"cross-entropy", "nll", "mse"}))
@@ -45,6 +45,13 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
             checkOneOf("init", options.init,
                        {"normal", "xavier-uniform", "kaiming-uniform", "zeros"}))
       return err;
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::buildLiftPipeline(OpPassManager &pm,
+                                    const IngestPipelineOptions &options) {
+  if (llvm::Error err = checkIngestOptions(options))
+    return err;
   pm.addPass(createPipeCheckInput());
   if (!options.loss.empty()) {
     PipeAttachLossOptions loss;
@@ -57,6 +64,13 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
   lift.init = options.init;
   lift.initSeed = options.initSeed;
   pm.addPass(createPipeLiftParams(lift));
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::buildBlocksPipeline(OpPassManager &pm,
+                                      const IngestPipelineOptions &options) {
+  if (llvm::Error err = checkIngestOptions(options))
+    return err;
   PipeFormBlocksOptions blocks;
   blocks.granularity = options.granularity;
   blocks.numBlocks = options.numBlocks;
@@ -64,6 +78,13 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
   pm.addPass(createPipeAnnotateCosts());
   pm.addPass(createPipeDifferentiate());
   return llvm::Error::success();
+}
+
+llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
+                                      const IngestPipelineOptions &options) {
+  if (llvm::Error err = buildLiftPipeline(pm, options))
+    return err;
+  return buildBlocksPipeline(pm, options);
 }
 
 llvm::Error pipe::checkPartitionAndScheduleOptions(

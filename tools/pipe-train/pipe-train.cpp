@@ -397,12 +397,14 @@ bool isTosa(ModuleOp module) {
   return found;
 }
 
-/// Runs the ingestion at `granularity` on `module`.
-int ingest(ModuleOp module, const CompileFlags &flags, StringRef granularity) {
+/// Runs `build`, half of the ingestion at `granularity`, on `module`.
+int ingest(ModuleOp module, const CompileFlags &flags, StringRef granularity,
+           llvm::Error (*build)(OpPassManager &,
+                                const pipe::IngestPipelineOptions &)) {
   PassManager pm(module.getContext());
   pipe::IngestPipelineOptions options;
   setIngestOptions(flags, granularity, options);
-  if (llvm::Error err = pipe::buildIngestPipeline(pm, options))
+  if (llvm::Error err = build(pm, options))
     return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
   if (failed(pm.run(module)))
     return fail("the model could not be prepared for training (see above)");
@@ -597,20 +599,22 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   // block per op, which the placement balances.
   StringRef granularity =
       flags.granularity == "auto" ? "layer" : StringRef(flags.granularity);
-  OwningOpRef<ModuleOp> original;
-  if (flags.granularity == "auto" && getStageCount(flags) > 1)
-    original = module->clone();
-  if (int rc = ingest(*module, flags, granularity))
+  if (int rc = ingest(*module, flags, granularity, pipe::buildLiftPipeline))
     return rc;
-  if (original && countBlockInstances(*module) < getStageCount(flags)) {
+  OwningOpRef<ModuleOp> lifted;
+  if (flags.granularity == "auto" && getStageCount(flags) > 1)
+    lifted = module->clone();
+  if (int rc = ingest(*module, flags, granularity, pipe::buildBlocksPipeline))
+    return rc;
+  if (lifted && countBlockInstances(*module) < getStageCount(flags)) {
     std::printf("== granularity auto: %lld layer block(s) for %lld stages; "
                 "one block per op instead (--granularity op)\n",
                 (long long)countBlockInstances(*module),
                 (long long)getStageCount(flags));
     std::fflush(stdout);
-    module = std::move(original);
+    module = std::move(lifted);
     granularity = "op";
-    if (int rc = ingest(*module, flags, granularity))
+    if (int rc = ingest(*module, flags, granularity, pipe::buildBlocksPipeline))
       return rc;
   }
   if (!flags.model.empty())

@@ -130,6 +130,14 @@ struct PartitionAndSchedulePipelineOptions
 llvm::Error buildIngestPipeline(OpPassManager &pm,
                                 const IngestPipelineOptions &options);
 
+/// The two halves of the ingestion, for a driver that chooses the
+/// granularity after lifting: check-input, attach-loss and lift-params;
+/// then form-blocks, annotate-costs and differentiate.
+llvm::Error buildLiftPipeline(OpPassManager &pm,
+                              const IngestPipelineOptions &options);
+llvm::Error buildBlocksPipeline(OpPassManager &pm,
+                                const IngestPipelineOptions &options);
+
 /// Fails with a message naming the option ("schedule: 'x' is not a
 /// schedule kind (...)") unless `options` name things that exist and
 /// counts that are positive.
