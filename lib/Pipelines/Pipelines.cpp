@@ -41,9 +41,9 @@ static llvm::Error checkIngestOptions(const IngestPipelineOptions &options) {
                                    {"op", "layer", "coarse"}))
     return err;
   if (!options.init.empty())
-    if (llvm::Error err =
-            checkOneOf("init", options.init,
-                       {"normal", "xavier-uniform", "kaiming-uniform", "zeros"}))
+    if (llvm::Error err = checkOneOf(
+            "init", options.init,
+            {"normal", "xavier-uniform", "kaiming-uniform", "zeros"}))
       return err;
   return llvm::Error::success();
 }

@@ -180,3 +180,28 @@ func.func @not_statistics(%arg0: tensor<2xf32>) -> tensor<2xf32> {
   } -> tensor<2xf32>
   return %1 : tensor<2xf32>
 }
+
+// -----
+
+// Names survive into the initialised parameters: an elided global keeps its
+// name, a lifted argument its name location; the argument (the weight of a
+// matmul, [in, out]) is drawn, the global (added) is a zero bias.
+// CHECK-LABEL: module
+// CHECK-DAG: pipe.param @fc.bias : tensor<3xf32> = dense<0.000000e+00> {pipe.source = "global:@fc.bias"}
+// CHECK-DAG: pipe.param @fc.weight : tensor<4x3xf32> = dense_resource<init.fc.weight> {pipe.source = "argument:@named:1"}
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+ml_program.global private @fc.bias(dense_resource<__elided__> : tensor<3xf32>) : tensor<3xf32>
+func.func @named(%x: tensor<2x4xf32>, %w: tensor<4x3xf32> {pipe.param} loc("fc.weight")) -> tensor<2x3xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %b = ml_program.global_load_const @fc.bias : tensor<3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<2x4xf32>, tensor<4x3xf32>) outs(%z : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%m, %b : tensor<2x3xf32>, tensor<3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}

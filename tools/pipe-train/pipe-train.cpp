@@ -384,7 +384,8 @@ int64_t getStageCount(const CompileFlags &flags) {
 int64_t countBlockInstances(ModuleOp module) {
   int64_t instances = 0;
   for (auto graph : module.getOps<pipe::GraphOp>())
-    instances += int64_t(llvm::range_size(graph.getBody().getOps<pipe::RunOp>()));
+    instances +=
+        int64_t(llvm::range_size(graph.getBody().getOps<pipe::RunOp>()));
   return instances;
 }
 
@@ -655,8 +656,8 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   if (!flags.saveInitWeights.empty()) {
     if (std::error_code ec =
             llvm::sys::fs::copy_file(weights, flags.saveInitWeights))
-      return fail("--save-init-weights: cannot write " +
-                  flags.saveInitWeights + ": " + ec.message());
+      return fail("--save-init-weights: cannot write " + flags.saveInitWeights +
+                  ": " + ec.message());
     std::printf("== initial weights written to %s\n",
                 flags.saveInitWeights.c_str());
     std::fflush(stdout);

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 #include "pipe/Dialect/Pipe/Transforms/ParamInit.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -193,8 +193,8 @@ TEST_F(ParamInitTest, DrawsStayInTheirBoundsAndRepeat) {
   double kaiming = std::sqrt(6.0 / 32), xavier = std::sqrt(6.0 / 96);
   std::vector<float> a = values(
       getInitialValue(type, use, InitKind::KaimingUniform, 1, "layer.w"));
-  std::vector<float> x = values(
-      getInitialValue(type, use, InitKind::XavierUniform, 1, "layer.w"));
+  std::vector<float> x =
+      values(getInitialValue(type, use, InitKind::XavierUniform, 1, "layer.w"));
   ASSERT_EQ(a.size(), 64u * 32u);
   float maxA = 0, maxX = 0;
   for (auto [va, vx] : llvm::zip(a, x)) {
@@ -236,12 +236,10 @@ TEST_F(ParamInitTest, RolesGetTheirConstants) {
   EXPECT_EQ(valueFor(WeightRole::Bias), std::vector<float>(3, 0.0f));
   EXPECT_EQ(valueFor(WeightRole::Scale), std::vector<float>(3, 1.0f));
   EXPECT_EQ(valueFor(WeightRole::RunningMean), std::vector<float>(3, 0.0f));
-  EXPECT_EQ(valueFor(WeightRole::RunningVariance),
-            std::vector<float>(3, 1.0f));
+  EXPECT_EQ(valueFor(WeightRole::RunningVariance), std::vector<float>(3, 1.0f));
   // Integer weights have no draw.
   auto integer = RankedTensorType::get({3}, IntegerType::get(&context, 32));
-  EXPECT_FALSE(
-      getInitialValue(integer, WeightUse(), InitKind::Normal, 0, "i"));
+  EXPECT_FALSE(getInitialValue(integer, WeightUse(), InitKind::Normal, 0, "i"));
 }
 
 } // namespace

@@ -504,9 +504,9 @@ LogicalResult LiftParamsPass::initialise() {
     param.frozen = use.isStatistic();
     if (!param.missing || !(initKind || (use.isStatistic() && liftMissing())))
       continue;
-    param.init = getInitialValue(param.type, use,
-                                 initKind.value_or(InitKind::Zeros), initSeed,
-                                 param.name);
+    param.init =
+        getInitialValue(param.type, use, initKind.value_or(InitKind::Zeros),
+                        initSeed, param.name);
     if (!param.init)
       return emitError(param.loc)
              << "init: cannot initialise parameter '" << param.name

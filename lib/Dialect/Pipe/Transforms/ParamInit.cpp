@@ -261,9 +261,9 @@ static std::optional<Fans> findContractionFans(Value value,
     SmallVector<int64_t> next(dimOf.size(), -1);
     for (auto [dim, operandDim] : llvm::enumerate(dimOf))
       if (operandDim >= 0)
-        if (std::optional<unsigned> result = out.getResultPosition(
-                getAffineDimExpr(in.getDimPosition(operandDim),
-                                 op->getContext())))
+        if (std::optional<unsigned> result =
+                out.getResultPosition(getAffineDimExpr(
+                    in.getDimPosition(operandDim), op->getContext())))
           next[dim] = *result;
     if (std::optional<Fans> fans =
             findContractionFans(op->getResult(0), next, shape, depth + 1))
@@ -284,7 +284,8 @@ WeightUse pipe::analyzeWeightUse(Value weight) {
     use.role = WeightRole::RunningMean;
     return use;
   }
-  SmallVector<int64_t> dimOf = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  SmallVector<int64_t> dimOf =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
   if (std::optional<Fans> fans = findContractionFans(weight, dimOf, shape)) {
     use.fanIn = fans->in;
     use.fanOut = fans->out;
@@ -345,8 +346,8 @@ ElementsAttr pipe::getInitialValue(RankedTensorType type, const WeightUse &use,
   if (!element || !(element.isF16() || element.isBF16() || element.isF32() ||
                     element.isF64()))
     return nullptr;
-  bool one = use.role == WeightRole::Scale ||
-             use.role == WeightRole::RunningVariance;
+  bool one =
+      use.role == WeightRole::Scale || use.role == WeightRole::RunningVariance;
   if (use.role != WeightRole::Matrix || kind == InitKind::Zeros)
     return DenseElementsAttr::get(type,
                                   FloatAttr::get(element, one ? 1.0 : 0.0));
