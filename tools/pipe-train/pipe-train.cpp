@@ -85,8 +85,9 @@ Model:
   --save-init-weights PATH
                          write every parameter's initial value (a safetensors
                          file that --init-weights reloads)
-  --granularity G        blocks: op, layer, coarse or auto (default: layer,
-                         op where there are fewer layers than stages)
+  --granularity G        blocks: op, layer, coarse (one per stage) or auto
+                         (default: layer, or op where that gives fewer
+                         blocks than stages)
 Placement and schedule:
   --devices N            simulated devices (default 2; l2l: one)
   --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by

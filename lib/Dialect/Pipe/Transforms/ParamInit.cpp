@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/xxhash.h"
 
@@ -44,17 +45,18 @@ static bool isElementwise(Operation *op) {
 
 /// Calls `visit` for every use that computes with the elements of `value`,
 /// looking through reshapes, casts and elementwise linalg ops (into their
-/// payload, and from a yield on to the op's result).
+/// payload, and from a yield on to the op's result). Each value is entered
+/// once: residual streams fan out at every layer.
 static void forEachElementUse(Value value,
                               function_ref<void(OpOperand &)> visit,
-                              unsigned depth = 0) {
-  if (depth > kMaxDepth)
+                              llvm::DenseSet<Value> &seen, unsigned depth) {
+  if (depth > kMaxDepth || !seen.insert(value).second)
     return;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
             user)) {
-      forEachElementUse(user->getResult(0), visit, depth + 1);
+      forEachElementUse(user->getResult(0), visit, seen, depth + 1);
       continue;
     }
     if (isa<linalg::YieldOp>(user)) {
@@ -62,19 +64,25 @@ static void forEachElementUse(Value value,
       if (isElementwise(parent) &&
           use.getOperandNumber() < parent->getNumResults())
         forEachElementUse(parent->getResult(use.getOperandNumber()), visit,
-                          depth + 1);
+                          seen, depth + 1);
       continue;
     }
     if (isElementwise(user)) {
       auto linalgOp = cast<linalg::LinalgOp>(user);
       if (linalgOp.isDpsInput(&use)) {
         forEachElementUse(linalgOp.getMatchingBlockArgument(&use), visit,
-                          depth + 1);
+                          seen, depth + 1);
         continue;
       }
     }
     visit(use);
   }
+}
+
+static void forEachElementUse(Value value,
+                              function_ref<void(OpOperand &)> visit) {
+  llvm::DenseSet<Value> seen;
+  forEachElementUse(value, visit, seen, /*depth=*/0);
 }
 
 /// Whether a payload value is the same for every element: a constant, a
