@@ -28,14 +28,29 @@ static llvm::Error checkPositive(StringRef option, unsigned value) {
   return llvm::createStringError(option + ": must be at least 1");
 }
 
-llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
-                                      const IngestPipelineOptions &options) {
+/// The options' values that name something, checked before any pass runs.
+static llvm::Error checkIngestOptions(const IngestPipelineOptions &options) {
   if (!options.loss.empty())
     if (llvm::Error err = checkOneOf("loss", options.loss,
                                      {"cross-entropy", "nll", "mse"}))
       return err;
   if (llvm::Error err =
           checkOneOf("loss-reduction", options.lossReduction, {"mean", "sum"}))
+    return err;
+  if (llvm::Error err = checkOneOf("granularity", options.granularity,
+                                   {"op", "layer", "coarse"}))
+    return err;
+  if (!options.init.empty())
+    if (llvm::Error err = checkOneOf(
+            "init", options.init,
+            {"normal", "xavier-uniform", "kaiming-uniform", "zeros"}))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::buildLiftPipeline(OpPassManager &pm,
+                                    const IngestPipelineOptions &options) {
+  if (llvm::Error err = checkIngestOptions(options))
     return err;
   pm.addPass(createPipeCheckInput());
   if (!options.loss.empty()) {
@@ -45,13 +60,31 @@ llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
     loss.resultIndex = options.lossResult;
     pm.addPass(createPipeAttachLoss(loss));
   }
-  pm.addPass(createPipeLiftParams());
+  PipeLiftParamsOptions lift;
+  lift.init = options.init;
+  lift.initSeed = options.initSeed;
+  pm.addPass(createPipeLiftParams(lift));
+  return llvm::Error::success();
+}
+
+llvm::Error pipe::buildBlocksPipeline(OpPassManager &pm,
+                                      const IngestPipelineOptions &options) {
+  if (llvm::Error err = checkIngestOptions(options))
+    return err;
   PipeFormBlocksOptions blocks;
-  blocks.granularity = "layer";
+  blocks.granularity = options.granularity;
+  blocks.numBlocks = options.numBlocks;
   pm.addPass(createPipeFormBlocks(blocks));
   pm.addPass(createPipeAnnotateCosts());
   pm.addPass(createPipeDifferentiate());
   return llvm::Error::success();
+}
+
+llvm::Error pipe::buildIngestPipeline(OpPassManager &pm,
+                                      const IngestPipelineOptions &options) {
+  if (llvm::Error err = buildLiftPipeline(pm, options))
+    return err;
+  return buildBlocksPipeline(pm, options);
 }
 
 llvm::Error pipe::checkPartitionAndScheduleOptions(
@@ -171,8 +204,8 @@ void pipe::registerCompilePipelines() {
   registerPipeline<IngestPipelineOptions>(
       "pipe-ingest",
       "Prepares a forward function for training as pipe-train does: "
-      "check-input, attach-loss (with loss=), lift-params, layer blocks, "
-      "costs, differentiate",
+      "check-input, attach-loss (with loss=), lift-params (with init=), "
+      "blocks (granularity=, layer by default), costs, differentiate",
       buildIngestPipeline);
   registerPipeline<PartitionAndSchedulePipelineOptions>(
       "pipe-partition-and-schedule",

@@ -14,7 +14,7 @@
 // CHECK-NEXT: pipe.get_param @torch_tensor_2_torch.float32 : tensor<2xf32>
 // CHECK-NEXT: pipe.get_param @present : tensor<2xf32>
 func.func @missing_blob() -> (tensor<2xf32>, tensor<2xf32>) {
-  // expected-error @+1 {{weight 'torch_tensor_2_torch.float32' has no data: its dense_resource blob 'torch_tensor_2_torch.float32' is missing from the module's dialect_resources (elided?); pass init-missing=true to lift it without an initial value}}
+  // expected-error @+1 {{weight 'torch_tensor_2_torch.float32' has no data: its dense_resource blob 'torch_tensor_2_torch.float32' is missing from the module's dialect_resources (elided?); initialise it with init=<kind> (pipe-train --init <kind>), or pass init-missing=true to lift it without an initial value}}
   %0 = arith.constant dense_resource<torch_tensor_2_torch.float32> : tensor<2xf32>
   %1 = arith.constant dense_resource<present> : tensor<2xf32>
   return %0, %1 : tensor<2xf32>, tensor<2xf32>
@@ -33,7 +33,7 @@ func.func @missing_blob() -> (tensor<2xf32>, tensor<2xf32>) {
 // CHECK-NEXT: pipe.param @state : tensor<2xf32> {pipe.source = "global:@state"}
 // CHECK-LABEL: func.func @no_value
 // CHECK-NEXT: pipe.get_param @state : tensor<2xf32>
-// expected-error @+1 {{'ml_program.global' op @state has no initial value in the module; pass init-missing=true to lift it without one}}
+// expected-error @+1 {{'ml_program.global' op @state has no initial value in the module; initialise it with init=<kind> (pipe-train --init <kind>), or pass init-missing=true to lift it without one}}
 ml_program.global private mutable @state : tensor<2xf32>
 func.func @no_value() -> tensor<2xf32> {
   %0 = ml_program.global_load @state : tensor<2xf32>

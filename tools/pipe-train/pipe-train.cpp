@@ -48,6 +48,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <unistd.h>
 
@@ -76,6 +77,17 @@ Model:
   --loss-reduction R     mean (default) or sum
   --loss-result N        which result of the function the loss reads
                          (default 0)
+  --init KIND            initialise the weights MODEL.mlir has no data for
+                         (elided): normal, xavier-uniform, kaiming-uniform,
+                         zeros; by use: matrices by their fans, biases zero,
+                         norm scales one (pipe-lift-params init=)
+  --init-seed N          seed of --init (default 0)
+  --save-init-weights PATH
+                         write every parameter's initial value (a safetensors
+                         file that --init-weights reloads)
+  --granularity G        blocks: op, layer, coarse (one per stage) or auto
+                         (default: layer, or op where that gives fewer
+                         blocks than stages)
 Placement and schedule:
   --devices N            simulated devices (default 2; l2l: one)
   --partitioner NAME     FTPipe partitioner (mixed, seq, exact) driven by
@@ -137,6 +149,8 @@ struct CompileFlags {
   unsigned optLevel = 3;
   std::string loss, lossReduction = "mean";
   int64_t lossResult = 0;
+  std::string init, saveInitWeights, granularity = "auto";
+  int64_t initSeed = 0;
 };
 
 int fail(const llvm::Twine &message, int code = pipe_rt::ExitError) {
@@ -204,6 +218,15 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = oneOf(flags.lossReduction, {"mean", "sum"});
     else if (a == "--loss-result")
       ok = count(flags.lossResult, 0, 4096);
+    else if (a == "--init")
+      ok = oneOf(flags.init,
+                 {"normal", "xavier-uniform", "kaiming-uniform", "zeros"});
+    else if (a == "--init-seed")
+      ok = count(flags.initSeed, 0, std::numeric_limits<int64_t>::max());
+    else if (a == "--save-init-weights")
+      ok = value(flags.saveInitWeights);
+    else if (a == "--granularity")
+      ok = oneOf(flags.granularity, {"op", "layer", "coarse", "auto"});
     else if (a == "--devices")
       ok = count(flags.devices, 1, 4096), flags.devicesGiven = true;
     else if (a == "--partitioner")
@@ -337,11 +360,97 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
 
 /// The compile pipelines' options from the flags (pipe/Pipelines). The
 /// options are typed, so that no flag's text can reach a pipeline string.
-void setIngestOptions(const CompileFlags &flags,
+void setIngestOptions(const CompileFlags &flags, StringRef granularity,
                       pipe::IngestPipelineOptions &options) {
   options.loss = flags.loss;
   options.lossReduction = flags.lossReduction;
   options.lossResult = unsigned(flags.lossResult);
+  options.init = flags.init;
+  options.initSeed = uint64_t(flags.initSeed);
+  options.granularity = granularity.str();
+  options.numBlocks = flags.devices * flags.stagesPerDevice;
+}
+
+/// Stages the placement needs blocks for; a parameter-server schedule
+/// (L2L) makes one per block, so any number of blocks does.
+int64_t getStageCount(const CompileFlags &flags) {
+  if (pipe::getScheduleTraits(flags.schedule)
+          .value_or(pipe::ScheduleTraits())
+          .parameterServer)
+    return 1;
+  return flags.devices * flags.stagesPerDevice;
+}
+
+/// Block instances of the model's graph.
+int64_t countBlockInstances(ModuleOp module) {
+  int64_t instances = 0;
+  for (auto graph : module.getOps<pipe::GraphOp>())
+    instances +=
+        int64_t(llvm::range_size(graph.getBody().getOps<pipe::RunOp>()));
+  return instances;
+}
+
+bool isTosa(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    found = op->getName().getDialectNamespace() == "tosa";
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+/// Runs `build`, half of the ingestion at `granularity`, on `module`.
+int ingest(ModuleOp module, const CompileFlags &flags, StringRef granularity,
+           llvm::Error (*build)(OpPassManager &,
+                                const pipe::IngestPipelineOptions &)) {
+  PassManager pm(module.getContext());
+  pipe::IngestPipelineOptions options;
+  setIngestOptions(flags, granularity, options);
+  if (llvm::Error err = build(pm, options))
+    return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
+  if (failed(pm.run(module)))
+    return fail("the model could not be prepared for training (see above)");
+  return pipe_rt::ExitOk;
+}
+
+/// What pipe-train inferred about a MODEL.mlir: the loss, the inputs and
+/// targets, the parameters and the blocks, before the placement's summary.
+void printInferred(ModuleOp module, const CompileFlags &flags,
+                   StringRef granularity) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "== model: loss ";
+  if (flags.loss.empty())
+    os << "returned by the function";
+  else
+    os << flags.loss << " (" << flags.lossReduction << ") of result "
+       << flags.lossResult << ", attached (--loss)";
+  for (auto graph : module.getOps<pipe::GraphOp>()) {
+    ArrayRef<Type> inputs = graph.getArgumentTypes();
+    os << "\n   inputs:";
+    for (auto [index, type] : llvm::enumerate(inputs)) {
+      os << " " << index << ": " << type;
+      if (!flags.loss.empty() && index + 1 == inputs.size())
+        os << " (target)";
+    }
+  }
+  uint64_t tensors = 0, elements = 0, frozen = 0;
+  for (auto param : module.getOps<pipe::ParamOp>()) {
+    ++tensors;
+    elements += uint64_t(param.getTensorType().getNumElements());
+    frozen += param.getFrozen();
+  }
+  os << "\n   parameters: " << elements << " in " << tensors << " tensors";
+  if (!flags.init.empty())
+    os << " (those without data: --init " << flags.init << ", seed "
+       << flags.initSeed << ")";
+  if (frozen)
+    os << ", " << frozen << " frozen (no gradient, no update: BatchNorm "
+       << "running statistics)";
+  os << "\n   blocks: " << countBlockInstances(module) << " (granularity "
+     << granularity << ")\n";
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
 }
 
 /// The pipeline places a parameter-server schedule (L2L) itself: one
@@ -480,13 +589,39 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   std::printf("== compiling (host GEMMs: OpenBLAS, %s kernels)\n",
               pipe_rt_blas_kernels());
   std::fflush(stdout);
-  PassManager ingest(&context);
-  pipe::IngestPipelineOptions ingestOptions;
-  setIngestOptions(flags, ingestOptions);
-  if (llvm::Error err = pipe::buildIngestPipeline(ingest, ingestOptions))
-    return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
-  if (failed(ingest.run(*module)))
-    return fail("the model could not be prepared for training (see above)");
+  // The checks name --pipe-import-tosa, which pipe-train runs itself.
+  if (isTosa(*module)) {
+    std::printf("== TOSA input: lowering it to linalg (--pipe-import-tosa)\n");
+    std::fflush(stdout);
+    PassManager import(&context);
+    import.addPass(pipe::createPipeImportTosa());
+    if (failed(import.run(*module)))
+      return fail("the TOSA model could not be lowered (see above)");
+  }
+  // auto: layers where there are enough of them for the stages, else one
+  // block per op, which the placement balances.
+  StringRef granularity =
+      flags.granularity == "auto" ? "layer" : StringRef(flags.granularity);
+  if (int rc = ingest(*module, flags, granularity, pipe::buildLiftPipeline))
+    return rc;
+  OwningOpRef<ModuleOp> lifted;
+  if (flags.granularity == "auto" && getStageCount(flags) > 1)
+    lifted = module->clone();
+  if (int rc = ingest(*module, flags, granularity, pipe::buildBlocksPipeline))
+    return rc;
+  if (lifted && countBlockInstances(*module) < getStageCount(flags)) {
+    std::printf("== granularity auto: %lld layer block(s) for %lld stages; "
+                "one block per op instead (--granularity op)\n",
+                (long long)countBlockInstances(*module),
+                (long long)getStageCount(flags));
+    std::fflush(stdout);
+    module = std::move(lifted);
+    granularity = "op";
+    if (int rc = ingest(*module, flags, granularity, pipe::buildBlocksPipeline))
+      return rc;
+  }
+  if (!flags.model.empty())
+    printInferred(*module, flags, granularity);
   uint64_t params = 0;
   for (auto param : module->getOps<pipe::ParamOp>())
     params += uint64_t(param.getTensorType().getNumElements());
@@ -518,6 +653,17 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   lowerToHost.addPass(pipe::createPipeLowerToHost(lowerOptions));
   if (failed(lowerToHost.run(*module)))
     return fail("lowering for the host failed (see above)");
+  // The weights file holds every parameter's initial value under its name,
+  // which is what --init-weights reads.
+  if (!flags.saveInitWeights.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::copy_file(weights, flags.saveInitWeights))
+      return fail("--save-init-weights: cannot write " + flags.saveInitWeights +
+                  ": " + ec.message());
+    std::printf("== initial weights written to %s\n",
+                flags.saveInitWeights.c_str());
+    std::fflush(stdout);
+  }
   if (flags.target == "cuda")
     return compileForCuda(*module, flags, dir, rest);
   PassManager lower(&context);
@@ -631,6 +777,10 @@ int main(int argc, char **argv) {
     return fail("unexpected argument '" + trainer.positional.front() +
                     "' (one MODEL.mlir at most; see --help)",
                 pipe_rt::ExitUsage);
+  if (!flags.init.empty() && flags.model.empty())
+    return fail("--init applies to a MODEL.mlir; the generated models "
+                "come with their weights",
+                pipe_rt::ExitUsage);
   if (!flags.loss.empty() && flags.model.empty())
     return fail("--loss applies to a MODEL.mlir; the generated models "
                 "already return their loss",
@@ -658,6 +808,10 @@ int main(int argc, char **argv) {
   if (!flags.emitScheduled.empty())
     if (llvm::Error err = pipe::checkOutputPath(flags.emitScheduled))
       return fail("--emit-scheduled: " + llvm::toString(std::move(err)),
+                  pipe_rt::ExitUsage);
+  if (!flags.saveInitWeights.empty())
+    if (llvm::Error err = pipe::checkOutputPath(flags.saveInitWeights))
+      return fail("--save-init-weights: " + llvm::toString(std::move(err)),
                   pipe_rt::ExitUsage);
 
   // The parser, passes and printer recurse per level of nesting.

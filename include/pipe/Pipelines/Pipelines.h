@@ -37,6 +37,24 @@ struct IngestPipelineOptions
       *this, "loss-result",
       llvm::cl::desc("Which result of the function the attached loss reads"),
       llvm::cl::init(0)};
+  Option<std::string> init{
+      *this, "init",
+      llvm::cl::desc("Initialise the weights without data (pipe-lift-params "
+                     "init: normal, xavier-uniform, kaiming-uniform, zeros); "
+                     "empty: such weights are an error"),
+      llvm::cl::init("")};
+  Option<uint64_t> initSeed{*this, "init-seed",
+                            llvm::cl::desc("Seed of init's draws"),
+                            llvm::cl::init(0)};
+  Option<std::string> granularity{
+      *this, "granularity",
+      llvm::cl::desc("Block granularity (pipe-form-blocks: op, layer, "
+                     "coarse)"),
+      llvm::cl::init("layer")};
+  Option<int64_t> numBlocks{
+      *this, "num-blocks",
+      llvm::cl::desc("Number of blocks for granularity=coarse"),
+      llvm::cl::init(8)};
 };
 
 /// Options of `--pipe-partition-and-schedule`: from differentiated blocks
@@ -112,9 +130,17 @@ struct PartitionAndSchedulePipelineOptions
 };
 
 /// Adds the ingestion: check-input, attach-loss (with a loss), lift-params,
-/// form-blocks at layer granularity, annotate-costs, differentiate. Fails
+/// form-blocks at the chosen granularity, annotate-costs, differentiate. Fails
 /// with a message naming the option on an invalid value.
 llvm::Error buildIngestPipeline(OpPassManager &pm,
+                                const IngestPipelineOptions &options);
+
+/// The two halves of the ingestion, for a driver that chooses the
+/// granularity after lifting: check-input, attach-loss and lift-params;
+/// then form-blocks, annotate-costs and differentiate.
+llvm::Error buildLiftPipeline(OpPassManager &pm,
+                              const IngestPipelineOptions &options);
+llvm::Error buildBlocksPipeline(OpPassManager &pm,
                                 const IngestPipelineOptions &options);
 
 /// Fails with a message naming the option ("schedule: 'x' is not a

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Dialect/Pipe/Transforms/ParamData.h"
+#include "pipe/Dialect/Pipe/Transforms/ParamInit.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,6 +82,11 @@ struct Lifted {
   std::string key;
   /// Filled in when names are assigned.
   std::string name;
+  /// Whether the module holds no value for it (an elided blob, a global
+  /// without a value, an argument).
+  bool missing = false;
+  /// Marked frozen whatever the `frozen` option says (running statistics).
+  bool frozen = false;
 
   /// What to replace with `pipe.get_param`.
   SmallVector<arith::ConstantOp> constants;
@@ -108,13 +114,19 @@ private:
   /// Reads the `names` file into `namesByKey`.
   LogicalResult readNames(ModuleOp module);
   LogicalResult assignNames(ModuleOp module);
+  /// Freezes running statistics and, with `init`, gives the weights
+  /// without data their initial values.
+  LogicalResult initialise();
   void rewrite(ModuleOp module);
+  /// Whether weights without data are lifted rather than an error.
+  bool liftMissing() const { return initMissing || !init.empty(); }
 
   std::vector<Lifted> lifted;
   func::FuncOp entryFunc;
   llvm::StringMap<std::string> namesByKey;
   /// Weights lifted without a value because their data is not in the module.
   unsigned missingWeights = 0;
+  std::optional<InitKind> initKind;
 };
 } // namespace
 
@@ -124,16 +136,17 @@ LiftParamsPass::checkResource(DenseResourceElementsAttr value, StringRef what,
   StringRef key = value.getRawHandle().getKey();
   const AsmResourceBlob *blob = getBlob(value);
   if (!blob) {
-    if (initMissing) {
+    if (liftMissing()) {
       ++missingWeights;
       return ElementsAttr();
     }
     return emitError(loc) << "weight " << what
                           << " has no data: its dense_resource blob '" << key
                           << "' is missing from the module's "
-                             "dialect_resources (elided?); pass "
-                             "init-missing=true to lift it without an "
-                             "initial value";
+                             "dialect_resources (elided?); initialise it "
+                             "with init=<kind> (pipe-train --init <kind>), "
+                             "or pass init-missing=true to lift it without "
+                             "an initial value";
   }
   std::optional<uint64_t> bytes = getTensorBytes(value.getType());
   if (bytes && blob->getData().size() != *bytes)
@@ -196,15 +209,17 @@ LogicalResult LiftParamsPass::collectGlobals(ModuleOp module) {
     } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(
                    value.value_or(Attribute()))) {
       param.init = dense;
-    } else if (!initMissing) {
+    } else if (!liftMissing()) {
       // No value, or #ml_program.extern: initialised elsewhere.
       return global.emitOpError("@")
              << global.getSymName()
-             << " has no initial value in the module; pass init-missing=true "
-                "to lift it without one";
+             << " has no initial value in the module; initialise it with "
+                "init=<kind> (pipe-train --init <kind>), or pass "
+                "init-missing=true to lift it without one";
     } else {
       ++missingWeights;
     }
+    param.missing = !param.init;
     if (auto name = dyn_cast_or_null<StringAttr>(request))
       param.explicitName = name.str();
     param.derivedName = global.getSymName().str();
@@ -286,6 +301,7 @@ LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
       if (failed(init))
         return WalkResult::interrupt();
       param.init = *init;
+      param.missing = !param.init;
       if (!param.derivedName)
         param.derivedName = sanitize(key);
       param.source = ("resource:" + key).str();
@@ -367,6 +383,7 @@ LogicalResult LiftParamsPass::collectArguments(ModuleOp module) {
           ("argument:@" + func.getSymName() + ":" + Twine(index)).str();
       param.func = func;
       param.argIndex = index;
+      param.missing = true;
       lifted.push_back(std::move(param));
     }
   }
@@ -468,6 +485,37 @@ LogicalResult LiftParamsPass::assignNames(ModuleOp module) {
   return success();
 }
 
+/// The value through which the model reads `param`.
+static Value getRead(Lifted &param) {
+  if (!param.constants.empty())
+    return param.constants.front().getResult();
+  if (!param.loads.empty())
+    return param.loads.front()->getResult(0);
+  return param.func.getArgument(param.argIndex);
+}
+
+LogicalResult LiftParamsPass::initialise() {
+  for (Lifted &param : lifted) {
+    if (!isa<FloatType>(param.type.getElementType()))
+      continue;
+    WeightUse use = analyzeWeightUse(getRead(param));
+    // Statistics of the data the model was trained on, not weights: a
+    // gradient step on them would be meaningless.
+    param.frozen = use.isStatistic();
+    if (!param.missing || !(initKind || (use.isStatistic() && liftMissing())))
+      continue;
+    param.init =
+        getInitialValue(param.type, use, initKind.value_or(InitKind::Zeros),
+                        initSeed, param.name);
+    if (!param.init)
+      return emitError(param.loc)
+             << "init: cannot initialise parameter '" << param.name
+             << "' of element type " << param.type.getElementType()
+             << " (f16, bf16, f32 and f64 only)";
+  }
+  return success();
+}
+
 void LiftParamsPass::rewrite(ModuleOp module) {
   std::optional<llvm::Regex> frozenRegex;
   if (!frozen.empty())
@@ -476,7 +524,8 @@ void LiftParamsPass::rewrite(ModuleOp module) {
   OpBuilder builder(module.getContext());
   builder.setInsertionPointToStart(module.getBody());
   for (Lifted &param : lifted) {
-    bool isFrozen = frozenRegex && frozenRegex->match(param.name);
+    bool isFrozen =
+        param.frozen || (frozenRegex && frozenRegex->match(param.name));
     auto op =
         ParamOp::create(builder, param.loc, param.name, isFrozen, param.type,
                         param.init, StringAttr(), StringAttr());
@@ -544,17 +593,32 @@ void LiftParamsPass::runOnOperation() {
       return signalPassFailure();
     }
   }
+  initKind.reset();
+  if (!init.empty()) {
+    initKind = parseInitKind(init);
+    if (!initKind) {
+      module.emitError("init: '")
+          << init << "' is not one of " << getInitKindNames();
+      return signalPassFailure();
+    }
+  }
   if (failed(readNames(module)) || failed(resolveEntry(module)) ||
       failed(collectGlobals(module)) || failed(collectConstants(module)) ||
-      failed(collectArguments(module)) || failed(assignNames(module)))
+      failed(collectArguments(module)) || failed(assignNames(module)) ||
+      failed(initialise()))
     return signalPassFailure();
   // On the location, not the op: a warning must not dump the whole module.
-  if (missingWeights)
-    emitWarning(module.getLoc())
-        << missingWeights
-        << " weight(s) have no data in the module (elided or missing "
-           "dense_resource blobs, globals without a value): lifted without "
-           "an initial value, each constant reading a missing blob as its "
-           "own parameter";
+  if (missingWeights) {
+    InFlightDiagnostic diag = emitWarning(module.getLoc());
+    diag << missingWeights
+         << " weight(s) have no data in the module (elided or missing "
+            "dense_resource blobs, globals without a value): ";
+    if (initKind)
+      diag << "initialised with " << init << " (seed " << uint64_t(initSeed)
+           << ")";
+    else
+      diag << "lifted without an initial value";
+    diag << ", each constant reading a missing blob as its own parameter";
+  }
   rewrite(module);
 }

@@ -194,10 +194,28 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
     PyTorch names, so that `--pipe-load-params` finds them in a checkpoint).
 
     A `dense_resource` weight whose blob is absent (elided) is an error
-    unless `init-missing`, which lifts it without an initial value, each
-    constant op reading an absent blob as its own parameter (torch-mlir
-    elides every weight under one key, `__elided__`), and warns with their
-    count; a blob whose size does not match its type is an error.
+    unless `init-missing`, which lifts it without an initial value, or
+    `init`, which gives it one; either way each constant op reading an
+    absent blob is its own parameter (torch-mlir elides every weight under
+    one key, `__elided__`), and a warning gives their count; a blob whose
+    size does not match its type is an error.
+
+    `init=normal|xavier-uniform|kaiming-uniform|zeros` initialises the
+    weights without data (and lifted arguments) by how they are used: a
+    weight contracted by a matmul or convolution draws from N(0, 0.02^2),
+    U(-a, a) with a = sqrt(6 / (fan-in + fan-out)), U(-a, a) with
+    a = sqrt(6 / fan-in), or is zero, the fans being the sizes of its
+    contracted and non-contracted dimensions there (PyTorch's
+    [out, in, kernel...] convention where no contraction reads it); vectors
+    that are added (biases) start at zero, vectors that multiply (norm
+    scales) at one. The draw depends only on `init-seed` and the parameter's
+    name.
+
+    Eval-mode BatchNorm's running statistics, recognised by their use
+    (`x - mean` scaled by `rsqrt(var + eps)`, in torch-mlir's one generic or
+    its decomposed form), are marked frozen whether or not they have data;
+    without data they start at mean 0 and variance 1 (with `init-missing`
+    or `init`).
 
     ```mlir
     %w = arith.constant dense_resource<torch_tensor_16_16_torch.float32>
@@ -223,6 +241,12 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
     Option<"initMissing", "init-missing", "bool", /*default=*/"false",
            "Lift dense_resource weights without data (and extern globals) "
            "as parameters without an initial value instead of failing">,
+    Option<"init", "init", "std::string", /*default=*/"\"\"",
+           "Initialise the weights without data: normal, xavier-uniform, "
+           "kaiming-uniform or zeros (by use: biases zero, norm scales "
+           "one)">,
+    Option<"initSeed", "init-seed", "uint64_t", /*default=*/"0",
+           "Seed of init's draws">,
     Option<"frozen", "frozen", "std::string", /*default=*/"\"\"",
            "Regular expression: lifted parameters whose name it matches "
            "(anywhere) are marked frozen">,
