@@ -142,6 +142,28 @@ int getParam(pipe_rt_device_ctx *ctx, int pid, int version,
   return PIPE_RT_OK;
 }
 
+/// Weight stash (the schedule keeps versions): counts the forwards of
+/// stage `sid` that read `version` and whose backward has not run, by
+/// `delta`. A version kept for them is freed with the last one, at that
+/// backward, so a device holds one copy per version still in flight.
+/// Caller holds `ds.mu`.
+void countVersionUsers(RunState &run, DeviceState &ds, int sid, int version,
+                       int delta) {
+  if (!run.trackVersions || version < 0)
+    return;
+  for (int rid : run.m->stages[sid].runs)
+    for (int pid : run.m->runs[rid].params) {
+      auto it = ds.params.find(pid);
+      if (it == ds.params.end())
+        continue;
+      DeviceParam &dp = it->second;
+      if ((dp.versionUsers[version] += delta) > 0)
+        continue;
+      dp.versionUsers.erase(version);
+      dp.versions.erase(version);
+    }
+}
+
 /// Forward (or recompute) of a stage.
 int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
              bool keep, bool recompute, const std::string &what) {
@@ -152,6 +174,7 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
   std::lock_guard<std::mutex> compute(ds.computeMu);
   auto key = std::make_tuple(sid, step, mb);
   std::map<int, BufferPtr> locals;
+  int forwardVersion = version; // a recompute's stash keeps its forward's
   if (recompute) {
     std::lock_guard<std::mutex> lock(ds.mu);
     auto it = ds.stashes.find(key);
@@ -161,11 +184,13 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
     if (it->second.full)
       return PIPE_RT_OK;
     locals = it->second.external;
+    forwardVersion = it->second.version;
   }
   bool stashAll = keep || recompute;
   bool stashInputs = stashAll || !run.schedule->forwardOnly;
   StageStash stash;
   stash.full = stashAll;
+  stash.version = forwardVersion;
   if (stashAll)
     stash.runs.resize(stage.runs.size());
   for (size_t i = 0; i < stage.runs.size(); ++i) {
@@ -265,8 +290,11 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         ds.cotangents[std::make_tuple(vid, step, mb, -1)] = seed;
       }
   }
-  if (stashInputs)
+  if (stashInputs) {
+    if (!recompute && !run.schedule->forwardOnly)
+      countVersionUsers(run, ds, sid, version, +1);
     ds.stashes[key] = std::move(stash);
+  }
   return PIPE_RT_OK;
 }
 
@@ -400,6 +428,7 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
     }
   }
   std::lock_guard<std::mutex> lock(ds.mu);
+  countVersionUsers(run, ds, sid, stash->version, -1);
   ds.stashes.erase(key);
   return PIPE_RT_OK;
 }
@@ -657,7 +686,7 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
     if (!dp.updatedSteps.insert(step).second)
       continue;
     const TypeInfo &t = m.types[p.type];
-    if (run.trackVersions) {
+    if (run.trackVersions && dp.versionUsers.count(dp.updates)) {
       BufferPtr snap;
       std::string error;
       if (int st = run.memory.alloc(ctx->device, t.bytes(), "weight version",

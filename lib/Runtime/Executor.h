@@ -36,6 +36,9 @@ struct DeviceParam {
   BufferPtr value;
   int updates = 0;                   // updates in this run
   std::map<int, BufferPtr> versions; // weight stash: version -> value
+  /// Weight stash: per version, the forwards that read it and whose
+  /// backward has not run; a version is kept only while it has some.
+  std::map<int, int> versionUsers;
   std::set<int> updatedSteps;        // steps already applied on this device
   int loads = 0;                     // ps stages: outstanding ps.load
 };
@@ -48,6 +51,7 @@ struct StageStash {
   };
   bool full = false;                 // every run's inputs and saved
   bool inputDone = false;            // backward part 1 ran
+  int version = -1;                  // the weight version the forward read
   std::map<int, BufferPtr> external; // stage inputs from outside the stage
   std::vector<Run> runs;             // by position in the stage
 };

@@ -41,7 +41,15 @@ int Rendezvous::meet(std::pair<int, int> key, int device,
     return PIPE_RT_TIMEOUT;
   }
   int st = collect(r);
-  if (++r.collected == participants.size())
+  ++r.collected;
+  cv.notify_all();
+  // The others' collects read this device's deposit: each device drops its
+  // own once every one has collected, so that a deposited buffer is freed
+  // by its device's thread at this action, not by whichever device collects
+  // last (its device's peak would depend on the order).
+  cv.wait(lock, [&] { return r.collected == participants.size() || failed; });
+  r.grads.erase(device);
+  if (++r.left == participants.size())
     meetings.erase(key);
   return st;
 }

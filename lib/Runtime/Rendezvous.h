@@ -30,12 +30,13 @@ public:
     std::map<int, BufferPtr> grads; // reduce_grad: per device
     std::map<int, double> sums;     // clipping: per device
     std::set<int> arrived;
-    size_t collected = 0;
+    size_t collected = 0, left = 0;
   };
 
   /// `device` deposits into meeting `key`, waits until every device of
-  /// `participants` arrived, then calls `collect` and returns its status
-  /// (both under the lock). Without them within `watchdogSeconds`, or when
+  /// `participants` arrived, then calls `collect` (both under the lock),
+  /// waits until every one collected, drops its deposit and returns the
+  /// status of its collect. Without them within `watchdogSeconds`, or when
   /// the run failed, returns PIPE_RT_TIMEOUT / PIPE_RT_ABORTED with `error`
   /// (": ..." to follow the action's name).
   int meet(std::pair<int, int> key, int device,

@@ -181,6 +181,10 @@ Files:
   --profile-skip N       warm-up steps left out of --profile (default 1
                          when more than one step runs, else 0)
 Misc:
+  --device-memory BYTES  capacity of every device (over the program's own,
+                         from the compile's device model; default 0: the
+                         program's); an allocation over it fails the run
+                         naming the device, action and bytes
   --log-every N          progress every N steps (default: about every 2 s)
   --watchdog S           seconds before a stuck transfer fails (default 60,
                          in (0, 1e6])
@@ -203,6 +207,7 @@ void TrainerFlags::applyTo(pipe_rt_session_options &session) const {
   session.watchdog_seconds = watchdogSeconds;
   session.optimizer_threads = optimizerThreads;
   session.ps_transfer = psTransfer;
+  session.capacity_bytes = deviceMemory;
 }
 
 bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
@@ -370,6 +375,8 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
       uint64_t threads = 0;
       ok = count(threads, kMaxOptimizerThreads, " (0: one per core)");
       flags.optimizerThreads = unsigned(threads);
+    } else if (a == "--device-memory") {
+      ok = count(flags.deviceMemory, UINT64_MAX, " bytes (0: the program's)");
     } else if (a == "--ps-transfer") {
       if (!str(v))
         return fail("--ps-transfer needs a value: f32 or bf16");

@@ -1,6 +1,15 @@
 //===- MemoryTracker.cpp - Device memory of a schedule as it plays --------===//
+//
+// What a device holds is what the runtime charges to it (docs/runtime.md,
+// "What is charged"): parameters, gradients from a stage's first backward
+// of a step to its update (or push), kept activations, each compute's
+// output, received and prefetched values, and the weight versions a stash
+// schedule keeps. Optimizer state stays in host memory.
+//
+//===----------------------------------------------------------------------===//
 
 #include "pipe/Scheduling/ScheduleChecker.h"
+#include "pipe/Scheduling/ScheduleGenerator.h"
 
 #include <algorithm>
 
@@ -8,35 +17,32 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 MemoryTracker::MemoryTracker(const Pipeline &pipeline, const Schedule &schedule,
-                             const MachineModel &machine)
+                             const MachineModel &)
     : pipeline(pipeline), schedule(schedule) {
+  keepsVersions = !schedule.forwardOnly && getScheduleTraits(schedule.kind)
+                                               .value_or(ScheduleTraits())
+                                               .keepsWeightVersions;
+  updates.assign(pipeline.getNumStages(), 0);
   unsigned numDevices = std::max<unsigned>(schedule.devices.size(), 1);
   current.assign(numDevices, 0);
   peak.assign(numDevices, 0);
   activations.assign(numDevices, 0);
   peakActivations.assign(numDevices, 0);
   loadedStage.assign(pipeline.getNumStages(), false);
-  SmallVector<bool> updatedOnDevice(pipeline.getNumStages(), false);
   for (const auto &actions : schedule.devices)
     for (const ScheduleAction &action : actions) {
       if (action.stage < 0 || action.stage >= (int)pipeline.getNumStages())
         continue;
       if (action.kind == ActionKind::Load)
         loadedStage[action.stage] = true;
-      if (action.kind == ActionKind::Update)
-        updatedOnDevice[action.stage] = true;
       if (action.kind == ActionKind::Recompute && action.microbatch >= 0)
         recomputed[{(unsigned)action.stage, (unsigned)action.microbatch,
                     action.step}] = true;
     }
   for (unsigned s = 0; s < pipeline.getNumStages(); ++s) {
     const PipelineStage &stage = pipeline.stages[s];
-    if (loadedStage[s] || stage.device >= numDevices)
-      continue;
-    int64_t bytes = stage.paramBytes;
-    if (updatedOnDevice[s])
-      bytes += (int64_t)(stage.paramCount * machine.residentBytesPerParam);
-    add(stage.device, bytes, /*activation=*/false);
+    if (!loadedStage[s] && stage.device < numDevices)
+      add(stage.device, stage.paramBytes, /*activation=*/false);
   }
 }
 
@@ -79,10 +85,20 @@ void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
   case ActionKind::Backward:
   case ActionKind::BackwardInput:
   case ActionKind::BackwardWeight:
-    if (loadedStage[s] && !gradBuffer[{s, action.step}]) {
+    // The step's gradients, accumulated over its micro-batches.
+    if (!gradBuffer[{s, action.step}]) {
       gradBuffer[{s, action.step}] = true;
       add(device, stage.paramBytes, false);
     }
+    break;
+  case ActionKind::Update:
+    // Before updating in place, a copy of the weights that forwards still
+    // in flight read (their backward uses that version).
+    if (keepsVersions && versionUsers.count({s, updates[s]})) {
+      versionCopies.insert({s, updates[s]});
+      add(device, stage.paramBytes, false);
+    }
+    ++updates[s];
     break;
   case ActionKind::Load:
     add(device, stage.paramBytes, false);
@@ -120,6 +136,20 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
       recomputedHeld.erase(rit);
     }
   };
+  // The last backward of a forward that read a kept version: the copy goes
+  // with the version's last one.
+  auto releaseVersion = [&]() {
+    auto it = forwardVersion.find(key);
+    if (it == forwardVersion.end())
+      return;
+    std::pair<unsigned, int> version{s, it->second};
+    forwardVersion.erase(it);
+    if (--versionUsers[version] > 0)
+      return;
+    versionUsers.erase(version);
+    if (versionCopies.erase(version))
+      add(device, -(int64_t)stage.paramBytes, false);
+  };
   switch (action.kind) {
   case ActionKind::Forward:
     add(device, -(int64_t)stage.outputBytes, false);
@@ -128,10 +158,21 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
       kept[key] = bytes;
       add(device, bytes, true);
     }
+    if (keepsVersions && action.version >= 0 && !forwardVersion.count(key)) {
+      forwardVersion[key] = action.version;
+      ++versionUsers[{s, action.version}];
+    }
     break;
   case ActionKind::Backward:
   case ActionKind::BackwardWeight:
     freeKept();
+    releaseVersion();
+    break;
+  case ActionKind::Update:
+    if (gradBuffer[{s, action.step}]) {
+      gradBuffer[{s, action.step}] = false;
+      add(device, -(int64_t)stage.paramBytes, false);
+    }
     break;
   case ActionKind::Offload: {
     auto it = kept.find(key);

@@ -650,6 +650,8 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   PassManager lowerToHost(&context);
   pipe::PipeLowerToHostOptions lowerOptions;
   lowerOptions.weights = weights;
+  // The run is held to the capacities the plan was checked against.
+  lowerOptions.deviceModel = flags.deviceModel;
   lowerToHost.addPass(pipe::createPipeLowerToHost(lowerOptions));
   if (failed(lowerToHost.run(*module)))
     return fail("lowering for the host failed (see above)");

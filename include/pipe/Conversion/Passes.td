@@ -40,8 +40,12 @@ def PipeLowerToHost : Pass<"pipe-lower-to-host", "ModuleOp"> {
   let options = [
     Option<"deviceMemoryBytes", "device-memory-bytes", "uint64_t",
            /*default=*/"0",
-           "Arena capacity of every device in the manifest (0 = unlimited; "
-           "the runtime can override it)">,
+           "Arena capacity of every device in the manifest (0 = unlimited "
+           "or device-model's; the runtime can override it)">,
+    Option<"deviceModel", "device-model", "std::string", /*default=*/"\"\"",
+           "Device model (preset name or JSON file, docs/device-model.md) "
+           "whose memory_bytes become each device's capacity in the "
+           "manifest, unless device-memory-bytes is given">,
     Option<"weights", "weights", "std::string", /*default=*/"\"\"",
            "Also write every parameter's initial value (inline or external) "
            "into this safetensors file, the runtime's weights input">,

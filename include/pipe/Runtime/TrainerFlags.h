@@ -22,13 +22,16 @@ struct TrainerFlags {
   unsigned optimizerThreads = 0;
   /// --ps-transfer f32|bf16: element type of the parameter server's copies.
   pipe_rt_ps_transfer psTransfer = PIPE_RT_PS_TRANSFER_F32;
+  /// --device-memory BYTES: every device's capacity, over the manifest's
+  /// (0: the manifest's).
+  uint64_t deviceMemory = 0;
   /// --weights (pipe-runner only).
   std::string weights;
   /// Arguments that are not flags, in order (pipe-runner: the artifact).
   std::vector<std::string> positional;
 
-  /// Copies the optimizer, clipping, watchdog, thread and ps-transfer
-  /// settings.
+  /// Copies the optimizer, clipping, watchdog, thread, ps-transfer and
+  /// device-memory settings.
   void applyTo(pipe_rt_session_options &session) const;
 };
 

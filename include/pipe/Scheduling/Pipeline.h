@@ -148,10 +148,6 @@ struct MachineModel {
   /// Device-side optimizer: bytes of state read and written per parameter
   /// (Adam: weight, gradient, two moments; read and write).
   double updateBytesPerParam = 32;
-  /// Extra device memory per parameter held by stages that keep their
-  /// parameters resident and update them on the device (gradient and two
-  /// fp32 Adam moments), beyond the parameters themselves.
-  double residentBytesPerParam = 10;
 
   const Link &getLink(unsigned from, unsigned to) const;
   const Device &getDevice(unsigned index) const;

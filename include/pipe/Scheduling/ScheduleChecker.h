@@ -15,6 +15,10 @@
 
 #include "pipe/Scheduling/Schedule.h"
 
+#include <map>
+#include <set>
+#include <tuple>
+
 namespace mlir::pipe {
 
 struct ScheduleViolation {
@@ -80,6 +84,14 @@ private:
   std::map<std::tuple<unsigned, unsigned, unsigned>, int64_t> kept;
   std::map<std::tuple<unsigned, unsigned, unsigned>, int64_t> recomputedHeld;
   std::map<std::pair<unsigned, unsigned>, bool> gradBuffer;
+  /// Weight stash (schedules that keep versions): whether the schedule
+  /// does; per stage the updates so far; the version each kept forward
+  /// read; per (stage, version) those forwards, and the versions copied.
+  bool keepsVersions = false;
+  SmallVector<int> updates;
+  std::map<std::tuple<unsigned, unsigned, unsigned>, int> forwardVersion;
+  std::map<std::pair<unsigned, int>, unsigned> versionUsers;
+  std::set<std::pair<unsigned, int>> versionCopies;
   SmallVector<int64_t> current, peak, activations, peakActivations;
 };
 

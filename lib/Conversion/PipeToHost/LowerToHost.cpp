@@ -13,11 +13,14 @@
 
 #include "pipe/Autodiff/Autodiff.h"
 #include "pipe/Conversion/Passes.h"
+#include "pipe/Scheduling/Pipeline.h"
 
 // The dialects the pass declares it creates ops of.
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <limits>
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPELOWERTOHOST
@@ -55,6 +58,26 @@ struct LowerToHostPass
            << uint64_t(maxActions)
            << " this lowering accepts (max-actions; each action becomes host "
               "code): use fewer micro-batches or stages";
+  }
+
+  /// The capacity of each of `devices` devices in the manifest (0 =
+  /// unlimited): device-memory-bytes, else the device model's memory_bytes,
+  /// so that the run is held to the memory the plan was checked against.
+  FailureOr<SmallVector<uint64_t>> deviceCapacities(ScheduleOp schedule,
+                                                    unsigned devices) {
+    SmallVector<uint64_t> capacities(devices, deviceMemoryBytes);
+    if (deviceMemoryBytes || deviceModel.empty())
+      return capacities;
+    std::string error;
+    FailureOr<MachineModel> machine = MachineModel::lookup(
+        deviceModel, devices, [&](const Twine &m) { error = m.str(); });
+    if (failed(machine))
+      return schedule.emitOpError("device-model: ") << error;
+    for (unsigned d = 0; d < devices; ++d) {
+      uint64_t bytes = machine->getDevice(d).memoryBytes;
+      capacities[d] = bytes == std::numeric_limits<uint64_t>::max() ? 0 : bytes;
+    }
+    return capacities;
   }
 
   void runOnOperation() override {
@@ -119,8 +142,11 @@ struct LowerToHostPass
     }
     for (auto &[schedule, stageGraph] : scheduled) {
       auto placement = symbols.lookup<PlacementOp>(schedule.getPlacement());
-      if (failed(manifest.addSchedule(schedule, placement, stageGraph,
-                                      deviceMemoryBytes)))
+      FailureOr<SmallVector<uint64_t>> capacities =
+          deviceCapacities(schedule, placement.getDevices());
+      if (failed(capacities) ||
+          failed(manifest.addSchedule(schedule, placement, stageGraph,
+                                      *capacities)))
         return signalPassFailure();
     }
     if (!weights.empty() && failed(writeWeights(module, manifest, weights)))

@@ -36,7 +36,8 @@ public:
 
   LogicalResult addGraph(GraphOp graph, const StageGraph &stages);
   LogicalResult addSchedule(ScheduleOp schedule, PlacementOp placement,
-                            const StageGraph &stages, uint64_t capacity);
+                            const StageGraph &stages,
+                            ArrayRef<uint64_t> capacities);
 
   std::string str() const { return writer.str(); }
 

@@ -250,7 +250,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
 LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
                                            PlacementOp placement,
                                            const StageGraph &stages,
-                                           uint64_t capacity) {
+                                           ArrayRef<uint64_t> capacities) {
   if (hasWhitespace(schedule.getSymName()) || hasWhitespace(schedule.getKind()))
     return schedule.emitOpError("name or kind cannot be exported");
   unsigned id = numSchedules++;
@@ -266,7 +266,10 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
   if (placement.getReplicas() > 1)
     writer.replicas(id, placement.getReplicas());
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
-    writer.device(id, device.getDevice(), capacity,
+    writer.device(id, device.getDevice(),
+                  device.getDevice() < capacities.size()
+                      ? capacities[device.getDevice()]
+                      : 0,
                   "pipe_device_" + std::to_string(id) + "_" +
                       std::to_string(device.getDevice()));
 

@@ -7,6 +7,11 @@
 // RUN: pipe-opt %s -split-input-file --pipe-differentiate --pipe-verify-schedule --pipe-lower-to-host | %python %S/Inputs/print-manifest.py | FileCheck %s --check-prefix=MAN
 // RUN: pipe-opt %s -split-input-file --pipe-differentiate --pipe-lower-to-host --canonicalize | FileCheck %s
 // RUN: pipe-opt %s -split-input-file --pipe-differentiate --pipe-lower-to-host=device-memory-bytes=1048576 | %python %S/Inputs/print-manifest.py | FileCheck %s --check-prefix=MEM
+// A device model's memory_bytes become the capacities; device-memory-bytes
+// still overrides them; a device model that does not exist is an error.
+// RUN: pipe-opt %s -split-input-file --pipe-differentiate --pipe-lower-to-host=device-model=rtx2080ti-x8 | %python %S/Inputs/print-manifest.py | FileCheck %s --check-prefix=MODEL
+// RUN: pipe-opt %s -split-input-file --pipe-differentiate "--pipe-lower-to-host=device-model=rtx2080ti-x8 device-memory-bytes=1048576" | %python %S/Inputs/print-manifest.py | FileCheck %s --check-prefix=MEM
+// RUN: not pipe-opt %s -split-input-file --pipe-differentiate --pipe-lower-to-host=device-model=%t.missing.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOMODEL
 //
 // The weights option writes every param's initial value into one safetensors
 // file (first split only: the splits would overwrite each other's file).
@@ -496,6 +501,11 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 
 // MEM: device 0 0 1048576 pipe_device_0_0
 // MEM: device 0 1 1048576 pipe_device_0_1
+
+// MODEL: device 0 0 11000000000 pipe_device_0_0
+// MODEL: device 0 1 11000000000 pipe_device_0_1
+
+// NOMODEL: error: 'pipe.schedule' op device-model: {{.*}}missing.json
 
 // CHECK-LABEL: func.func @pipe_device_0_0(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32

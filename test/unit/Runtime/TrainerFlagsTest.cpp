@@ -93,6 +93,24 @@ TEST(TrainerFlags, ThreadsUpToTheMaximum) {
   expectRefused("--threads", "4294967297");
 }
 
+TEST(TrainerFlags, DeviceMemoryBecomesTheSessionCapacity) {
+  pipe_rt::TrainerFlags flags;
+  EXPECT_EQ(parse({"--device-memory", "18446744073709551615"}, &flags), "");
+  EXPECT_EQ(flags.deviceMemory, UINT64_MAX);
+  EXPECT_EQ(parse({"--device-memory", "481280"}, &flags), "");
+  pipe_rt_session_options session;
+  pipe_rt_session_options_init(&session);
+  flags.applyTo(session);
+  EXPECT_EQ(session.capacity_bytes, 481280u);
+  // Not given: the program's capacities stay.
+  EXPECT_EQ(parse({}, &flags), "");
+  flags.applyTo(session);
+  EXPECT_EQ(session.capacity_bytes, 0u);
+  expectRefused("--device-memory", "18446744073709551616", "out of range");
+  for (const char *junk : {"-1", "1M", "1e6", ""})
+    expectRefused("--device-memory", junk, "is not a non-negative integer");
+}
+
 TEST(TrainerFlags, WatchdogIsFiniteAndBounded) {
   expectAccepted({"--watchdog", "1e6"});
   expectAccepted({"--watchdog", "0.001"});
