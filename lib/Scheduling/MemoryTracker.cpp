@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Scheduling/ScheduleChecker.h"
-#include "pipe/Scheduling/ScheduleGenerator.h"
 
 #include <algorithm>
 
@@ -19,9 +18,7 @@ using namespace mlir::pipe;
 MemoryTracker::MemoryTracker(const Pipeline &pipeline, const Schedule &schedule,
                              const MachineModel &)
     : pipeline(pipeline), schedule(schedule) {
-  keepsVersions = !schedule.forwardOnly && getScheduleTraits(schedule.kind)
-                                               .value_or(ScheduleTraits())
-                                               .keepsWeightVersions;
+  keepsVersions = schedule.keepsWeightVersions;
   updates.assign(pipeline.getNumStages(), 0);
   unsigned numDevices = std::max<unsigned>(schedule.devices.size(), 1);
   current.assign(numDevices, 0);

@@ -65,7 +65,11 @@ FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
   }
   if (failed(pipeline.validate(diag)))
     return failure();
-  return generator->generate(pipeline, options, diag);
+  FailureOr<Schedule> schedule = generator->generate(pipeline, options, diag);
+  if (succeeded(schedule))
+    schedule->keepsWeightVersions =
+        !schedule->forwardOnly && generator->getTraits().keepsWeightVersions;
+  return schedule;
 }
 
 //===----------------------------------------------------------------------===//

@@ -21,7 +21,7 @@
 // PLACE-NEXT: pipe-form-blocks{{.*}}granularity=layer
 // PLACE-NEXT: pipe-annotate-costs
 // PLACE-NEXT: pipe-differentiate
-// PLACE-NEXT: pipe-place{{.*}} devices=2 stages-per-device=1}
+// PLACE-NEXT: pipe-place{{.*}} devices=2 replicas=1 stages-per-device=1}
 // PLACE-NEXT: pipe-schedule{{.*}} forward-only=false kind=gpipe microbatches=2 {{.*}}steps=1
 // PLACE-NEXT: pipe-schedule{{.*}} forward-only=true kind=gpipe microbatches=2
 // PLACE-NEXT: pipe-verify-schedule{device-model= memory-limit=0 peer-order=false}
@@ -29,7 +29,7 @@
 // PLACE:      schedule @forward_placement_gpipe: kind gpipe, 2 micro-batches, 1 step(s)
 // PLACE:      schedule @forward_placement_gpipe_1: kind gpipe, 2 micro-batches, 1 step(s), forward only
 
-// PARTITION:      pipe-partition{algorithm=seq device-model=rtx2080ti-x8 devices=2 {{.*}}microbatches=4 {{.*}}recompute=true report= {{.*}}schedule=1f1b {{.*}}text-report= weight-stashing=false}
+// PARTITION:      pipe-partition{algorithm=seq device-model=rtx2080ti-x8 devices=2 {{.*}}microbatches=4 {{.*}}recompute=true {{.*}}report= {{.*}}schedule=1f1b {{.*}}text-report= weight-stashing=false}
 // PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=false kind=1f1b {{.*}}recompute=true
 // PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=true kind=gpipe
 // PARTITION-NEXT: pipe-verify-schedule{device-model=rtx2080ti-x8

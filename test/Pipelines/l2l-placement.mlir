@@ -7,7 +7,7 @@
 // RUN: pipe-opt %t.model.mlir --pipe-ingest --pipe-partition-and-schedule="schedule=l2l microbatches=2" --dump-pass-pipeline -o - 2>&1 | FileCheck %s
 // RUN: pipe-opt %t.model.mlir --pipe-ingest --pipe-partition-and-schedule="devices=3 stages-per-device=2 schedule=l2l microbatches=2" -o - | FileCheck %s --check-prefix=IR
 
-// CHECK:      pipe-place{{.*}} devices=1 stages-per-device=0}
+// CHECK:      pipe-place{{.*}} devices=1 replicas=1 stages-per-device=0}
 // CHECK-NEXT: pipe-schedule{{.*}} kind=l2l microbatches=2
 // CHECK:      pipe.placement @forward_placement graph @forward devices 1 {
 // CHECK-NEXT:   pipe.stage @s0 device 0 blocks ["prologue"]

@@ -66,6 +66,9 @@ struct Schedule {
   unsigned microbatches = 1;
   unsigned steps = 1;
   bool forwardOnly = false;
+  /// Each stage keeps the weight version a micro-batch's forward used until
+  /// its backward (pipe.schedule weight_versions; the generator's traits).
+  bool keepsWeightVersions = false;
   SmallVector<SmallVector<ScheduleAction>> devices;
 
   unsigned getNumDevices() const { return devices.size(); }

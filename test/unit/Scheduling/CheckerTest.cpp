@@ -134,7 +134,7 @@ TEST(MemoryModel, WeightStashKeepsOneCopyPerVersionInFlight) {
   // PipeDream-async keeps weight versions: an update that finds forwards
   // of the current version still waiting for their backward copies the
   // stage's parameters first. Counted only for a schedule that keeps
-  // versions: the same actions under a kind that does not hold less.
+  // versions: the same actions without the flag hold less.
   Pipeline pipeline = Pipeline::makeChain(2, 2, 1, 1, 1, /*saved=*/10,
                                           /*edge=*/1, /*param=*/1000);
   ScheduleOptions options;
@@ -144,8 +144,9 @@ TEST(MemoryModel, WeightStashKeepsOneCopyPerVersionInFlight) {
       "pipedream-async", pipeline, options,
       [](const Twine &message) { ADD_FAILURE() << message.str(); });
   ASSERT_TRUE(succeeded(stash));
+  ASSERT_TRUE(stash->keepsWeightVersions);
   Schedule plain = *stash;
-  plain.kind = "1f1b";
+  plain.keepsWeightVersions = false;
   SmallVector<int64_t> with = peaks(pipeline, *stash),
                        without = peaks(pipeline, plain);
   ASSERT_EQ(with.size(), 2u);

@@ -12,11 +12,13 @@
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Dialect/Pipe/Transforms/Partition.h"
 #include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
+#include "pipe/Partitioning/Algorithms.h"
 #include "pipe/Partitioning/FromDeviceModel.h"
 #include "pipe/Partitioning/Partitioner.h"
 #include "pipe/Partitioning/SimulatedStepTime.h"
 #include "pipe/Support/OutputFile.h"
 
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -311,6 +313,8 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
                                          const PipePartitionOptions &options,
                                          const PartitionCaller &caller) {
   StringRef pass = caller.passName;
+  // The options first, before any work: each data-parallel degree below
+  // builds its own model for its share of the micro-batches.
   llvm::Expected<ScheduleModel> scheduleModel =
       ScheduleModel::forSchedule(options.schedule, options.microbatches,
                                  options.weightStashing, options.recompute);
@@ -392,11 +396,8 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
       degrees.push_back(r);
   if (degrees.empty())
     degrees.push_back(options.replicas);
-  std::vector<ReplicaCandidate> candidates;
-  std::optional<unsigned> best;
-  std::string lastError;
-  for (unsigned r : degrees) {
-    ReplicaCandidate candidate;
+  std::vector<ReplicaCandidate> candidates(degrees.size());
+  for (auto [candidate, r] : llvm::zip_equal(candidates, degrees)) {
     candidate.replicas = r;
     candidate.devices = chooseReplicas ? options.devices / r : options.devices;
     candidate.microbatches =
@@ -408,26 +409,45 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
       return module.emitError(pass)
              << ": " << llvm::toString(schedule.takeError());
     candidate.problem = makeProblem(candidate.devices, *schedule);
-    llvm::Expected<PartitionResult> result =
-        runPartitioner(options.algorithm, candidate.problem);
-    if (!result) {
-      lastError = llvm::toString(result.takeError());
-      candidate.failure = lastError;
-      candidates.push_back(std::move(candidate));
-      continue;
-    }
-    candidate.allReduceSeconds = getReplicaAllReduceSeconds(
-        *model, r, candidate.devices, result->evaluation);
-    candidate.stepSeconds =
-        result->evaluation.stepSeconds + candidate.allReduceSeconds;
-    candidate.result = std::move(*result);
-    if (!best || candidate.stepSeconds < candidates[*best].stepSeconds)
-      best = candidates.size();
-    candidates.push_back(std::move(candidate));
   }
+  // The degrees are independent problems: partition them in parallel (the
+  // context's threads; --mlir-disable-threading runs them in turn). A degree
+  // whose weights cannot fit by any split is not partitioned at all.
+  mlir::parallelForEach(
+      graph->getContext(), candidates, [&](ReplicaCandidate &candidate) {
+        const PartitionProblem &problem = candidate.problem;
+        uint64_t usable = 0;
+        for (const DeviceInfo &device : problem.cluster.devices)
+          usable = std::max(usable, device.getUsableBytes());
+        if (uint64_t bound = computeMemoryLowerBound(problem);
+            problem.checkMemory && chooseReplicas && bound > usable) {
+          candidate.failure =
+              llvm::formatv("no partition over {0} devices fits in less than "
+                            "{1} per device ({2} usable)",
+                            candidate.devices, formatBytes(bound),
+                            formatBytes(usable));
+          return;
+        }
+        llvm::Expected<PartitionResult> result =
+            runPartitioner(options.algorithm, problem);
+        if (!result) {
+          candidate.failure = llvm::toString(result.takeError());
+          return;
+        }
+        candidate.allReduceSeconds = getReplicaAllReduceSeconds(
+            *model, candidate.replicas, candidate.devices, result->evaluation);
+        candidate.stepSeconds =
+            result->evaluation.stepSeconds + candidate.allReduceSeconds;
+        candidate.result = std::move(*result);
+      });
+  std::optional<unsigned> best;
+  for (auto [i, candidate] : llvm::enumerate(candidates))
+    if (candidate.result &&
+        (!best || candidate.stepSeconds < candidates[*best].stepSeconds))
+      best = i;
   if (!best) {
     if (candidates.size() == 1)
-      return graph.emitError(pass) << ": " << lastError;
+      return graph.emitError(pass) << ": " << candidates.front().failure;
     InFlightDiagnostic diag = graph.emitError(pass)
                               << ": no data-parallel degree fits";
     for (const ReplicaCandidate &c : candidates)

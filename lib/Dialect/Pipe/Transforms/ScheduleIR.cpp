@@ -181,6 +181,7 @@ FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
   schedule.microbatches = op.getMicrobatches();
   schedule.steps = op.getSteps();
   schedule.forwardOnly = op.getForwardOnly();
+  schedule.keepsWeightVersions = op.getWeightVersions();
   schedule.devices.resize(pipeline.numDevices);
   auto stageIndex = [&](FlatSymbolRefAttr ref) -> int {
     if (!ref)

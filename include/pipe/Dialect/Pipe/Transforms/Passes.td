@@ -743,8 +743,6 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "Only schedule this placement (default: all)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
            "Device model preset or JSON file that turns FLOPs into times">,
-    Option<"replicas", "replicas", "unsigned", /*default=*/"1",
-           "Data-parallel copies of the placement (pipe.placement replicas)">,
   ];
 }
 
