@@ -323,15 +323,19 @@ int checkPsStage(pipe_rt_device_ctx *ctx, const std::string &what, int stage,
   return PIPE_RT_OK;
 }
 
-/// ps.load of a bf16 param: the shadow (host) into `staging` (device, as
-/// large as the job's largest shadow) on the h2d lane, then widened into the
-/// param's buffer `dst` on the device.
+/// ps.load of a bf16 param: the shadow (host) into `staging` (device,
+/// allocated on first use for the largest shadow of the job, `maxBytes`) on
+/// the h2d lane, then widened into the param's buffer `dst` on the device.
 int loadBf16(RunState &run, int device, Buffer &dst, const Buffer &shadow,
-             const Buffer &staging, std::string &error) {
-  if (int st = run.memory.copy(device, Lane::H2D, staging.data, shadow.data,
+             uint64_t maxBytes, BufferPtr &staging, std::string &error) {
+  if (!staging)
+    if (int st = run.memory.alloc(device, maxBytes, "ps.load bf16 staging",
+                                  staging, error))
+      return st;
+  if (int st = run.memory.copy(device, Lane::H2D, staging->data, shadow.data,
                                shadow.bytes, error))
     return st;
-  return run.memory->widenBf16(device, Lane::H2D, dst.data, staging.data,
+  return run.memory->widenBf16(device, Lane::H2D, dst.data, staging->data,
                                int64_t(dst.bytes / 4), error);
 }
 
@@ -371,39 +375,32 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   for (auto &[pid, b] : copies)
     pids.push_back(pid);
   std::vector<JobQueue::Pending> updates = run.ps.lastUpdates(pids);
-  // bf16 params: one device staging buffer for the job (a bf16 shadow is
-  // half its param), allocated here and freed at the load's wait.
-  auto held = std::make_shared<std::vector<BufferPtr>>();
-  BufferPtr staging;
-  uint64_t maxBf16 = 0;
-  for (auto &[pid, b] : copies)
-    if (run.ps.bf16(pid))
-      maxBf16 = std::max(maxBf16, b->bytes / 2);
-  if (maxBf16) {
-    std::string error;
-    if (int st = run.memory.alloc(device, maxBf16, "ps.load bf16 staging",
-                                  staging, error))
-      return -fail(ctx, st, what + ": " + error);
-    held->push_back(staging);
-  }
   return submitJob(
       ctx, run.transfers->h2d(device), TrackKind::H2D, "h2d", what,
-      [runp, device, copies, updates, staging](std::string &error) {
+      [runp, device, copies, updates](std::string &error) {
         if (int st = waitFor(updates)) {
           error = "an earlier ps.update of these params failed";
           return st;
         }
+        // bf16 params: one device staging buffer for the job, charged while
+        // the job runs.
         std::vector<BufferPtr> shadows;
-        for (auto &[pid, b] : copies)
+        uint64_t maxBytes = 0;
+        for (auto &[pid, b] : copies) {
           shadows.push_back(runp->ps.shadow(pid));
+          if (shadows.back())
+            maxBytes = std::max(maxBytes, shadows.back()->bytes);
+        }
         // One batch for the stage's params: a GPU queues every copy (and
         // widening) on the lane and waits once, not once per tensor.
+        BufferPtr staging;
         runp->memory->beginBatch(device, Lane::H2D);
         int st = PIPE_RT_OK;
         for (size_t i = 0; i < copies.size() && st == PIPE_RT_OK; ++i) {
           auto &[pid, b] = copies[i];
           if (shadows[i]) {
-            st = loadBf16(*runp, device, *b, *shadows[i], *staging, error);
+            st = loadBf16(*runp, device, *b, *shadows[i], maxBytes, staging,
+                          error);
             continue;
           }
           st = runp->memory.toDevice(Lane::H2D, *b, runp->ps.master(pid),
@@ -413,8 +410,7 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
         int end = runp->memory->endBatch(device, Lane::H2D,
                                          st == PIPE_RT_OK ? error : drained);
         return st != PIPE_RT_OK ? st : end;
-      },
-      nullptr, held);
+      });
 }
 
 int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
@@ -440,28 +436,21 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
   }
   RunState *runp = &run;
   int device = ctx->device;
-  // The gradients stay on the device until the push's wait; bf16 params
-  // are narrowed on the device first, into a staging buffer for the job's
-  // largest one, allocated here.
-  auto held = std::make_shared<std::vector<BufferPtr>>();
-  uint64_t maxBf16 = 0;
-  for (auto &[pid, g] : grads) {
-    held->push_back(g);
-    if (run.ps.bf16(pid))
-      maxBf16 = std::max(maxBf16, g->bytes / 2);
-  }
-  BufferPtr narrow;
-  if (maxBf16) {
-    std::string error;
-    if (int st = run.memory.alloc(device, maxBf16, "ps.push bf16 staging",
-                                  narrow, error))
-      return -fail(ctx, st, what + ": " + error);
-    held->push_back(narrow);
-  }
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run.transfers->d2h(device), TrackKind::D2H, "d2h", what,
-      [runp, device, grads, narrow](std::string &error) {
+      [runp, device, grads](std::string &error) {
+        // bf16 params: narrowed on the device first, into a staging buffer
+        // allocated once for the job's largest one.
+        uint64_t maxBf16 = 0;
+        for (auto &[pid, g] : grads)
+          if (runp->ps.bf16(pid))
+            maxBf16 = std::max(maxBf16, g->bytes / 2);
+        BufferPtr narrow;
+        if (maxBf16)
+          if (int st = runp->memory.alloc(
+                  device, maxBf16, "ps.push bf16 staging", narrow, error))
+            return st;
         for (auto &[pid, g] : grads) {
           int64_t n = int64_t(g->bytes / 4);
           bool bf16 = runp->ps.bf16(pid);
@@ -488,7 +477,7 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
         }
         return int(PIPE_RT_OK);
       },
-      &job, held);
+      &job);
   if (token > 0) {
     std::vector<int> pids;
     for (auto &[pid, g] : grads)

@@ -124,15 +124,13 @@ int64_t pipe_rt::submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue,
                            TrackKind kind, const char *category,
                            const std::string &what,
                            std::function<int(std::string &)> work,
-                           JobQueue::JobPtr *submitted,
-                           std::shared_ptr<std::vector<BufferPtr>> held) {
+                           JobQueue::JobPtr *submitted) {
   RunState *run = ctx->run;
   int device = ctx->device;
   std::string label = traceName(what);
   auto t = std::make_shared<PendingToken>();
   t->what = what;
   t->queue = &queue;
-  t->heldUntilWait = std::move(held);
   t->job = queue.submit([=](std::string &error) {
     double t0 = run->now();
     int st = work(error);
@@ -178,88 +176,58 @@ int checkTransfer(pipe_rt_device_ctx *ctx, bool sending, int kind, int src,
   return PIPE_RT_OK;
 }
 
-/// The buffers of a stash, each once (caller holds `ds.mu`).
-int stashBuffers(DeviceState &ds, int stage, int mb, int step,
-                 std::vector<BufferPtr> &out, std::string &error) {
-  auto it = ds.stashes.find(std::make_tuple(stage, step, mb));
-  if (it == ds.stashes.end()) {
-    error = "nothing stashed for this micro-batch";
-    return PIPE_RT_INVALID_ARGUMENT;
-  }
-  std::set<Buffer *> seen;
-  auto add = [&](const BufferPtr &b) {
-    if (b && seen.insert(b.get()).second)
-      out.push_back(b);
-  };
-  for (auto &[v, b] : it->second.external)
-    add(b);
-  for (auto &r : it->second.runs)
-    for (auto *list : {&r.inputs, &r.saved, &r.cotangents})
-      for (auto &b : *list)
-        add(b);
-  return PIPE_RT_OK;
-}
-
-/// Moves the device buffers of a stash to host memory (the d2h job of an
-/// offload). The device copies go to `held`, freed at the offload's wait.
-int offloadStash(RunState *run, int device, int stage, int mb, int step,
-                 std::vector<BufferPtr> &held, std::string &error) {
+/// Moves the buffers of a stash between the arena and host memory.
+int moveStash(RunState *run, int device, int stage, int mb, int step,
+              bool toHost, std::string &error) {
   DeviceState &ds = *run->devices[device];
   std::lock_guard<std::mutex> compute(ds.computeMu);
-  std::vector<BufferPtr> buffers;
+  std::set<Buffer *> buffers;
   {
     std::lock_guard<std::mutex> lock(ds.mu);
-    if (int st = stashBuffers(ds, stage, mb, step, buffers, error))
-      return st;
+    auto it = ds.stashes.find(std::make_tuple(stage, step, mb));
+    if (it == ds.stashes.end()) {
+      error = "nothing stashed for this micro-batch";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    for (auto &[v, b] : it->second.external)
+      buffers.insert(b.get());
+    for (auto &r : it->second.runs)
+      for (auto *list : {&r.inputs, &r.saved, &r.cotangents})
+        for (auto &b : *list)
+          buffers.insert(b.get());
   }
-  DeviceMemory &mem = run->memory.backend();
-  for (const BufferPtr &b : buffers) {
-    if (b->device < 0)
+  for (Buffer *b : buffers) {
+    if ((b->device < 0) == toHost)
       continue;
-    void *dst = mem.allocHost(b->bytes);
-    if (!dst) {
-      error = "host out of memory";
-      return PIPE_RT_OUT_OF_MEMORY;
-    }
-    if (int st = run->memory.copy(device, Lane::D2H, dst, b->data, b->bytes,
-                                  error)) {
-      mem.freeHost(dst);
+    void *dst = nullptr;
+    DeviceMemory &mem = run->memory.backend();
+    if (toHost) {
+      dst = mem.allocHost(b->bytes);
+      if (!dst) {
+        error = "host out of memory";
+        return PIPE_RT_OUT_OF_MEMORY;
+      }
+    } else if (int st = mem.alloc(device, b->bytes, "prefetched activation",
+                                  &dst, error)) {
       return st;
     }
-    held.push_back(run->memory.adopt(device, b->data, b->bytes));
+    if (int st = run->memory.copy(device, toHost ? Lane::D2H : Lane::H2D, dst,
+                                  b->data, b->bytes, error)) {
+      toHost ? mem.freeHost(dst) : mem.free(device, dst);
+      return st;
+    }
+    if (toHost)
+      mem.free(device, b->data);
+    else
+      mem.freeHost(b->data);
     b->data = dst;
-    b->device = -1;
-  }
-  return PIPE_RT_OK;
-}
-
-/// A stash buffer in host memory and the device memory it comes back to.
-using PrefetchTarget = std::pair<BufferPtr, BufferPtr>;
-
-/// The h2d job of a prefetch: each host buffer into the device memory the
-/// action allocated.
-int prefetchStash(RunState *run, int device,
-                  const std::vector<PrefetchTarget> &targets,
-                  std::string &error) {
-  DeviceState &ds = *run->devices[device];
-  std::lock_guard<std::mutex> compute(ds.computeMu);
-  DeviceMemory &mem = run->memory.backend();
-  for (const auto &[b, target] : targets) {
-    if (int st = run->memory.copy(device, Lane::H2D, target->data, b->data,
-                                  b->bytes, error))
-      return st;
-    mem.freeHost(b->data);
-    b->data = target->data;
-    b->device = device;
-    target->data = nullptr; // now b's
+    b->device = toHost ? -1 : device;
   }
   return PIPE_RT_OK;
 }
 
 /// offload (to host memory, on the d2h lane) or prefetch (back, on the h2d
-/// lane) of a stash: the asynchronous part of the action. A prefetch
-/// allocates its device memory here and an offload frees it at its wait,
-/// both on the device thread.
+/// lane) of a stash: the asynchronous part of the action.
 int64_t submitStashMove(pipe_rt_device_ctx *ctx, const char *kind,
                         int32_t stage, int32_t mb, int32_t step, bool toHost) {
   if (!ctx)
@@ -269,37 +237,12 @@ int64_t submitStashMove(pipe_rt_device_ctx *ctx, const char *kind,
     return -st;
   RunState *run = ctx->run;
   int device = ctx->device;
-  auto held = std::make_shared<std::vector<BufferPtr>>();
-  if (toHost)
-    return submitJob(
-        ctx, run->transfers->d2h(device), TrackKind::D2H, "d2h", what,
-        [=](std::string &error) {
-          return offloadStash(run, device, stage, mb, step, *held, error);
-        },
-        nullptr, held);
-  std::vector<PrefetchTarget> targets;
-  {
-    DeviceState &ds = deviceOf(ctx);
-    std::lock_guard<std::mutex> compute(ds.computeMu);
-    std::lock_guard<std::mutex> lock(ds.mu);
-    std::vector<BufferPtr> buffers;
-    std::string error;
-    if (int st = stashBuffers(ds, stage, mb, step, buffers, error))
-      return -fail(ctx, st, what + ": " + error);
-    for (BufferPtr &b : buffers) {
-      if (b->device >= 0)
-        continue;
-      BufferPtr target;
-      if (int st = run->memory.alloc(device, b->bytes, "prefetched activation",
-                                     target, error))
-        return -fail(ctx, st, what + ": " + error);
-      targets.push_back({std::move(b), std::move(target)});
-    }
-  }
-  return submitJob(ctx, run->transfers->h2d(device), TrackKind::H2D, "h2d",
-                   what, [=](std::string &error) {
-                     return prefetchStash(run, device, targets, error);
-                   });
+  return submitJob(
+      ctx, toHost ? run->transfers->d2h(device) : run->transfers->h2d(device),
+      toHost ? TrackKind::D2H : TrackKind::H2D, toHost ? "d2h" : "h2d", what,
+      [=](std::string &error) {
+        return moveStash(run, device, stage, mb, step, toHost, error);
+      });
 }
 
 } // namespace

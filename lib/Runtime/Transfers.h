@@ -61,11 +61,6 @@ struct PendingToken {
   /// Runs on the device thread once the transfer/job succeeded.
   std::function<int(std::string &)> onDone;
   BufferPtr keepAlive;                  // a recv's target buffer
-  /// Device memory a job takes or gives back, held from the action to its
-  /// wait (freed when the token goes, on the device thread): a copy engine's
-  /// own timing then cannot move a device's allocations, so its peak is the
-  /// same in every run (docs/runtime.md, "What is charged").
-  std::shared_ptr<std::vector<BufferPtr>> heldUntilWait;
   std::shared_ptr<uint64_t> inFlightId; // a by-reference recv's target
   std::string what;
   double start = 0;
@@ -125,13 +120,11 @@ private:
 };
 
 /// Queues `work` on `queue` as the asynchronous part of an action of
-/// `ctx`'s device; traced on `kind`'s track. `held` (optional) lives until
-/// the token's wait (PendingToken::heldUntilWait). Returns its token.
+/// `ctx`'s device; traced on `kind`'s track. Returns its token.
 int64_t submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue, TrackKind kind,
                   const char *category, const std::string &what,
                   std::function<int(std::string &)> work,
-                  JobQueue::JobPtr *submitted = nullptr,
-                  std::shared_ptr<std::vector<BufferPtr>> held = nullptr);
+                  JobQueue::JobPtr *submitted = nullptr);
 
 } // namespace pipe_rt
 
