@@ -15,8 +15,7 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-MemoryTracker::MemoryTracker(const Pipeline &pipeline, const Schedule &schedule,
-                             const MachineModel &)
+MemoryTracker::MemoryTracker(const Pipeline &pipeline, const Schedule &schedule)
     : pipeline(pipeline), schedule(schedule) {
   keepsVersions = schedule.keepsWeightVersions;
   updates.assign(pipeline.getNumStages(), 0);

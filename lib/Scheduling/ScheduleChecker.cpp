@@ -523,7 +523,7 @@ void Checker::play() {
   memoryReported.assign(numDevices, false);
   std::optional<MemoryTracker> memory;
   if (machine)
-    memory.emplace(pipeline, schedule, *machine);
+    memory.emplace(pipeline, schedule);
   auto capacity = [&](unsigned d) -> uint64_t {
     if (options.memoryLimit)
       return options.memoryLimit;

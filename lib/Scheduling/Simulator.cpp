@@ -382,7 +382,7 @@ FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
 
   // Memory, replayed in time order (frees before allocations at equal
   // times).
-  MemoryTracker tracker(pipeline, schedule, machine);
+  MemoryTracker tracker(pipeline, schedule);
   llvm::stable_sort(memoryEvents,
                     [](const MemoryEvent &a, const MemoryEvent &b) {
                       if (a.time != b.time)

@@ -58,8 +58,7 @@ checkSchedule(const Pipeline &pipeline, const Schedule &schedule,
 /// prefetches bring them back when issued. Shared by checker and simulator.
 class MemoryTracker {
 public:
-  MemoryTracker(const Pipeline &pipeline, const Schedule &schedule,
-                const MachineModel &machine);
+  MemoryTracker(const Pipeline &pipeline, const Schedule &schedule);
   /// At issue (async actions) or start (compute).
   void begin(unsigned device, const ScheduleAction &action);
   /// At completion.

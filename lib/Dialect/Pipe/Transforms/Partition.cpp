@@ -16,6 +16,7 @@
 #include "pipe/Partitioning/FromDeviceModel.h"
 #include "pipe/Partitioning/Partitioner.h"
 #include "pipe/Partitioning/SimulatedStepTime.h"
+#include "pipe/Scheduling/Pipeline.h"
 #include "pipe/Support/OutputFile.h"
 
 #include "mlir/IR/Threading.h"
@@ -57,25 +58,21 @@ struct ReplicaCandidate {
   double allReduceSeconds = 0, stepSeconds = 0;
 };
 
-/// The gradients' ring all-reduce over `replicas` copies of a pipeline on
-/// `devices` devices: replica r runs pipeline device d as device r *
-/// devices + d of `model`, and each device's ring moves 2 (R - 1) / R of its
-/// parameters' bytes over its slowest hop; the devices reduce in parallel.
+/// The gradients' all-reduce over `replicas` copies of a pipeline on
+/// `devices` devices, as the simulator plays it: replica r runs pipeline
+/// device d as device r * devices + d of `model`, each device's parameter
+/// bytes go round the ring of its copies, and the devices reduce in
+/// parallel.
 double getReplicaAllReduceSeconds(const ClusterModel &model, unsigned replicas,
                                   unsigned devices, const Evaluation &eval) {
-  if (replicas < 2)
-    return 0;
-  ClusterModel sized = model.getNumDevices() == replicas * devices
-                           ? model
-                           : model.withDeviceCount(replicas * devices);
+  MachineModel machine = MachineModel::fromCluster(model, replicas * devices);
   double slowest = 0;
   for (unsigned d = 0; d < devices; ++d) {
-    double share = 2.0 * (replicas - 1) / replicas * eval.devices[d].paramBytes;
+    SmallVector<unsigned> ring;
     for (unsigned r = 0; r < replicas; ++r)
-      slowest = std::max(
-          slowest,
-          sized.getLink(r * devices + d, ((r + 1) % replicas) * devices + d)
-              .getTransferTime(share));
+      ring.push_back(r * devices + d);
+    slowest = std::max(slowest, machine.getAllReduceTime(
+                                    ring, double(eval.devices[d].paramBytes)));
   }
   return slowest;
 }
@@ -389,13 +386,11 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
   // every R that divides the cluster's devices and the step's micro-batches
   // (each replica then runs devices / R devices on microbatches / R).
   SmallVector<unsigned> degrees;
-  for (unsigned r = 1; r <= options.devices; ++r)
-    if (chooseReplicas
-            ? options.devices % r == 0 && options.microbatches % r == 0
-            : r == options.replicas)
-      degrees.push_back(r);
-  if (degrees.empty())
+  if (!chooseReplicas)
     degrees.push_back(options.replicas);
+  for (unsigned r = 1; chooseReplicas && r <= options.devices; ++r)
+    if (options.devices % r == 0 && options.microbatches % r == 0)
+      degrees.push_back(r);
   std::vector<ReplicaCandidate> candidates(degrees.size());
   for (auto [candidate, r] : llvm::zip_equal(candidates, degrees)) {
     candidate.replicas = r;
