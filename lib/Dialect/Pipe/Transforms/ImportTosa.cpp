@@ -9,6 +9,14 @@
 // does not know them. Running it as one pass keeps that knowledge in one
 // place.
 //
+// The upstream pipeline canonicalizes, which uniques equal constants: every
+// elided weight of one type (`dense_resource<__elided__>`, one key for all)
+// and every two weights with equal values would become one constant, so
+// one parameter, silently changing the model (docs/ingestion.md,
+// "Identity"). The weights therefore cross the pipeline as distinct
+// placeholder resources without data, which nothing can fold or merge, and
+// get their values back afterwards.
+//
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
@@ -21,6 +29,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -32,6 +43,50 @@ namespace mlir::pipe {
 using namespace mlir;
 
 namespace {
+/// Whether the value of a `tosa.const` may be a weight whose identity the
+/// upstream canonicalization would lose: a float tensor held as a
+/// `dense_resource` without data (elided) or as a non-splat `dense`
+/// literal (`--pipe-lift-params` lifts both; splats and integer constants
+/// such as zero points and shifts stay literals and may be folded).
+bool isMergeableWeight(ElementsAttr value) {
+  if (!isa<FloatType>(value.getElementType()))
+    return false;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    return !resource.getRawHandle().getBlob();
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  return dense && !dense.isSplat();
+}
+
+/// Replaces each such weight by its own placeholder resource and returns
+/// the original values by placeholder.
+DenseMap<Attribute, Attribute> hideWeights(ModuleOp module) {
+  DenseMap<Attribute, Attribute> originals;
+  auto &resources =
+      DenseResourceElementsHandle::getManagerInterface(module.getContext());
+  module.walk([&](tosa::ConstOp constant) {
+    ElementsAttr value = constant.getValuesAttr();
+    if (!isMergeableWeight(value))
+      return;
+    auto placeholder = DenseResourceElementsAttr::get(
+        cast<ShapedType>(value.getType()),
+        resources.insert("__pipe_import_tosa_weight"));
+    originals[placeholder] = value;
+    constant.setValuesAttr(placeholder);
+  });
+  return originals;
+}
+
+/// Puts the original values back into the ops that hold a placeholder
+/// (the `arith.constant`s the `tosa.const`s became).
+void restoreWeights(ModuleOp module,
+                    const DenseMap<Attribute, Attribute> &originals) {
+  module.walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getAttrs())
+      if (Attribute original = originals.lookup(attr.getValue()))
+        op->setAttr(attr.getName(), original);
+  });
+}
+
 struct ImportTosaPass : public pipe::impl::PipeImportTosaBase<ImportTosaPass> {
   using Base::Base;
 
@@ -55,7 +110,10 @@ struct ImportTosaPass : public pipe::impl::PipeImportTosaBase<ImportTosaPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(runPipeline(pipeline, module))) {
+    DenseMap<Attribute, Attribute> weights = hideWeights(module);
+    LogicalResult lowered = runPipeline(pipeline, module);
+    restoreWeights(module, weights);
+    if (failed(lowered)) {
       module.emitError("TOSA import failed: the ops reported above have no "
                        "lowering to linalg-on-tensors");
       return signalPassFailure();
