@@ -2,6 +2,8 @@
 """Data and PyTorch references for the torch-mlir conformance suite.
 
     conformance.py data MODEL DIR [--loss KIND] [--result N]
+    conformance.py data cnn DIR --learnable ROWS
+    conformance.py evaluate MODEL DIR WEIGHTS.safetensors
     conformance.py check MODEL DIR [--loss KIND] [--result N] [--perturb]
 
 MODEL is one of the exports of test/torch-mlir (cnn, vit, encdec, mask,
@@ -9,6 +11,14 @@ multi, old-mlp, old-tosa). `data` writes DIR/data.safetensors: ROWS rows
 of the model's inputs (`input0`, ...) and of the target the loss reads
 (the last `input<n>`): class indices of the result's shape without its
 last dimension for cross-entropy, floats of the result's shape for mse.
+
+With `--learnable ROWS` (the CNN only, docs/torch-mlir.md) it writes ROWS
+training rows and ROWS/4 evaluation rows (`eval_input<k>`) whose class
+is the image channel with the largest mean, which the CNN can learn.
+
+`evaluate` loads trained weights (pipe-train --save-weights) into the
+PyTorch model and prints its mean loss over the evaluation rows, which is
+pipe-train's eval loss.
 
 `check` reads the weights pipe-train started from (DIR/init.safetensors,
 written by --save-init-weights), the data and the JSON log
@@ -169,6 +179,20 @@ def make_data(name, directory, loss, result):
                           os.path.join(directory, "data.safetensors"))
 
 
+def make_learnable_data(directory, rows):
+    rng = np.random.default_rng(1)
+    tensors = {}
+    for prefix, count in (("", rows), ("eval_", max(1, rows // 4))):
+        images = rng.normal(0, 1, [count, 2, 3, 8, 8]).astype(np.float32)
+        labels = rng.integers(0, 3, [count, 2])
+        images[np.arange(count)[:, None], np.arange(2)[None, :], labels] += 0.5
+        tensors[prefix + "input0"] = images
+        tensors[prefix + "input1"] = labels.astype(np.int64)
+    import torch
+    safetensors.save_file({k: torch.from_numpy(v) for k, v in tensors.items()},
+                          os.path.join(directory, "data.safetensors"))
+
+
 def load_weights(name, path):
     shapes = MODELS[name]["params"]
     stored = safetensors.load_file(path)
@@ -213,6 +237,21 @@ def reference_loss(name, directory, loss, result, perturb):
     return sum(losses) / len(losses)
 
 
+def evaluate(name, directory, weights_path):
+    import torch
+    import torch.nn.functional as F
+    weights = [torch.from_numpy(a.astype(np.float32))
+               for a in load_weights(name, weights_path)]
+    data = safetensors.load_file(os.path.join(directory, "data.safetensors"))
+    images, labels = data["eval_input0"], data["eval_input1"]
+    with torch.no_grad():
+        losses = [float(F.cross_entropy(
+            forward(name, weights, [torch.from_numpy(images[row])])[0],
+            torch.from_numpy(labels[row]))) for row in range(len(images))]
+    print("PyTorch eval loss on %s: %.4f" %
+          (os.path.basename(weights_path), sum(losses) / len(losses)))
+
+
 def first_loss(path):
     with open(path) as f:
         for line in f:
@@ -224,14 +263,24 @@ def first_loss(path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["data", "check"])
+    parser.add_argument("action", choices=["data", "check", "evaluate"])
     parser.add_argument("model", choices=sorted(MODELS))
     parser.add_argument("dir")
+    parser.add_argument("weights", nargs="?")
     parser.add_argument("--loss", default="cross-entropy",
                         choices=["cross-entropy", "mse"])
     parser.add_argument("--result", type=int, default=0)
     parser.add_argument("--perturb", action="store_true")
+    parser.add_argument("--learnable", type=int, metavar="ROWS")
     args = parser.parse_args()
+    if args.learnable:
+        if args.action != "data" or args.model != "cnn":
+            parser.error("--learnable makes data for the cnn")
+        make_learnable_data(args.dir, args.learnable)
+        return
+    if args.action == "evaluate":
+        evaluate(args.model, args.dir, args.weights)
+        return
     if args.action == "data":
         make_data(args.model, args.dir, args.loss, args.result)
         return
