@@ -101,7 +101,9 @@ def PipeImportTosa : Pass<"pipe-import-tosa", "ModuleOp"> {
     `tosa-to-tensor` and `tosa-to-arith` on every function, then
     `canonicalize`), and reports any TOSA op that is left. `tosa.const`
     weights become `arith.constant`s and `tosa.variable`s `ml_program`
-    globals, which `--pipe-lift-params` then lifts.
+    globals, which `--pipe-lift-params` then lifts. Weights keep their
+    identity: elided or equal-valued `tosa.const` weights are not uniqued
+    into one constant by the upstream canonicalizations.
 
     ```
     pipe-opt model.tosa.mlir --pipe-import-tosa --pipe-check-input
