@@ -102,12 +102,16 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
   if (llvm::Error err = checkOneOf("async-weights", options.asyncWeights,
                                    {"stash", "stale"}))
     return err;
+  if (llvm::Error err =
+          checkOneOf("l2l-update", options.hostUpdate, {"plain", "overlap"}))
+    return err;
   for (auto [option, value] :
        {std::pair<StringRef, unsigned>{"devices", options.devices},
         {"stages-per-device", options.stagesPerDevice},
         {"replicas", options.replicas},
         {"microbatches", options.microbatches},
-        {"async-steps", options.asyncSteps}})
+        {"async-steps", options.asyncSteps},
+        {"l2l-steps", options.l2lSteps}})
     if (llvm::Error err = checkPositive(option, value))
       return err;
   return llvm::Error::success();
@@ -154,7 +158,12 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   train.recompute = options.recompute;
   train.constantMemory = options.constantMemory;
   train.weights = options.asyncWeights;
+  train.hostUpdate = options.hostUpdate;
   train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
+  // Overlapped host updates reach into the next step only within one
+  // schedule: it covers several.
+  if (traits.parameterServer && options.hostUpdate == "overlap")
+    train.steps = options.l2lSteps;
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement. A parameter-server schedule (L2L) streams each block's
   // weights from the host as its training does, so that the run's peak

@@ -11,8 +11,24 @@ JobQueue::JobQueue() {
       cv.wait(lock, [&] { return stopping || !queue.empty(); });
       if (queue.empty())
         return;
-      JobPtr job = queue.front();
-      queue.pop_front();
+      // Other queues' workers never lock this queue while holding their
+      // own lock, so asking them here cannot deadlock.
+      auto isReady = [](const JobPtr &job) {
+        for (auto &[other, dependency] : job->after)
+          if (!other->finished(dependency))
+            return false;
+        return true;
+      };
+      auto next = queue.end();
+      for (auto it = queue.begin(); it != queue.end(); ++it)
+        if (isReady(*it) &&
+            (next == queue.end() || (*it)->priority < (*next)->priority))
+          next = it;
+      if (next == queue.end())
+        next = queue.begin();
+      JobPtr job = *next;
+      queue.erase(next);
+      job->after.clear();
       lock.unlock();
       std::string error;
       int status = job->work(error);
@@ -35,13 +51,22 @@ JobQueue::~JobQueue() {
   worker.join();
 }
 
-JobQueue::JobPtr JobQueue::submit(std::function<int(std::string &)> work) {
+JobQueue::JobPtr JobQueue::submit(std::function<int(std::string &)> work,
+                                  std::pair<int64_t, int64_t> priority,
+                                  std::vector<Pending> after) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
+  job->priority = priority;
+  job->after = std::move(after);
   std::lock_guard<std::mutex> lock(mu);
   queue.push_back(job);
   cv.notify_all();
   return job;
+}
+
+bool JobQueue::finished(const JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  return job->done;
 }
 
 int JobQueue::wait(const JobPtr &job) {

@@ -29,6 +29,8 @@ class JobQueue {
 public:
   struct Job {
     std::function<int(std::string &)> work;
+    std::pair<int64_t, int64_t> priority;
+    std::vector<std::pair<JobQueue *, std::shared_ptr<Job>>> after;
     bool done = false;
     int status = PIPE_RT_OK;
     std::string error;
@@ -39,7 +41,15 @@ public:
 
   JobQueue();
   ~JobQueue(); // runs the remaining jobs, then joins
-  JobPtr submit(std::function<int(std::string &)> work);
+  /// Queues `work`, which will wait for `after` (jobs of other queues).
+  /// The worker runs next, among the queued jobs whose `after` jobs are
+  /// done, the one of the smallest `priority`, and when none is, the
+  /// oldest; in submission order among equals (FIFO by default).
+  JobPtr submit(std::function<int(std::string &)> work,
+                std::pair<int64_t, int64_t> priority = {0, 0},
+                std::vector<std::pair<JobQueue *, JobPtr>> after = {});
+  /// Whether `job` of this queue has run.
+  bool finished(const JobPtr &job);
   /// Blocks until `job` ran; returns its status.
   int wait(const JobPtr &job);
 

@@ -513,7 +513,10 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
             return st;
         return int(PIPE_RT_OK);
       },
-      &job);
+      // The next step's forward needs the lowest stages first, and an L2L
+      // backward pushes them last: among the updates whose pushes are
+      // done, they jump the queue.
+      &job, {step, stage}, pushes);
   if (token > 0)
     run->ps.updating(owned, job);
   return token;

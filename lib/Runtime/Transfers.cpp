@@ -124,20 +124,24 @@ int64_t pipe_rt::submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue,
                            TrackKind kind, const char *category,
                            const std::string &what,
                            std::function<int(std::string &)> work,
-                           JobQueue::JobPtr *submitted) {
+                           JobQueue::JobPtr *submitted,
+                           std::pair<int64_t, int64_t> priority,
+                           std::vector<JobQueue::Pending> after) {
   RunState *run = ctx->run;
   int device = ctx->device;
   std::string label = traceName(what);
   auto t = std::make_shared<PendingToken>();
   t->what = what;
   t->queue = &queue;
-  t->job = queue.submit([=](std::string &error) {
-    double t0 = run->now();
-    int st = work(error);
-    run->traceEvent(label, category, kind, kind == TrackKind::Host ? 0 : device,
-                    t0, run->now());
-    return st;
-  });
+  t->job = queue.submit(
+      [=](std::string &error) {
+        double t0 = run->now();
+        int st = work(error);
+        run->traceEvent(label, category, kind,
+                        kind == TrackKind::Host ? 0 : device, t0, run->now());
+        return st;
+      },
+      priority, std::move(after));
   if (submitted)
     *submitted = t->job;
   return run->transfers->addToken(device, std::move(t));

@@ -124,7 +124,9 @@ private:
 int64_t submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue, TrackKind kind,
                   const char *category, const std::string &what,
                   std::function<int(std::string &)> work,
-                  JobQueue::JobPtr *submitted = nullptr);
+                  JobQueue::JobPtr *submitted = nullptr,
+                  std::pair<int64_t, int64_t> priority = {0, 0},
+                  std::vector<JobQueue::Pending> after = {});
 
 } // namespace pipe_rt
 

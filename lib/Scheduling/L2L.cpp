@@ -14,6 +14,13 @@
 //   release; the previous stage's push is waited for once this stage's
 //   gradient is pushed, so at most two stages' gradients are on the device.
 //
+// With HostUpdateMode::Overlap, a step other than the last does not wait for
+// its host updates: the next step's loads are issued at once and the
+// runtime runs each after the update of its stage's parameters (a load
+// waits for the last update of its params), and the device waits for a
+// stage's update token with its load. Layer 0's update is issued last, so
+// the host optimizer runs the queued update of the lowest stage first.
+//
 // The last stage stays resident from its forward into its backward. With
 // `constantMemory`, every micro-batch's boundary input is offloaded to the
 // host after its forward and prefetched back, one stage ahead, for the
@@ -61,6 +68,9 @@ public:
       builder.append(dev, kind, s, mb, step);
     };
 
+    // Overlap: the previous step's ps.update token of each stage, waited
+    // with the stage's next load.
+    SmallVector<int> pendingUpdate(pipeline.getNumStages(), -1);
     for (unsigned step = 0; step < options.steps; ++step) {
       SmallVector<int> loadToken(pipeline.getNumStages(), -1);
       // Offloads of the previous stage; waited after this stage's forwards
@@ -73,7 +83,11 @@ public:
         unsigned s = order[j];
         if (j + 1 < n)
           loadToken[order[j + 1]] = load(order[j + 1], step);
-        builder.wait(dev, {loadToken[s]});
+        if (pendingUpdate[s] >= 0)
+          builder.wait(dev, {loadToken[s], pendingUpdate[s]});
+        else
+          builder.wait(dev, {loadToken[s]});
+        pendingUpdate[s] = -1;
         bool last = j + 1 == n;
         for (unsigned mb = 0; mb < m; ++mb) {
           compute(ActionKind::Forward, s, mb, step);
@@ -117,8 +131,9 @@ public:
           compute(ActionKind::Backward, s, mb, step);
         }
         int push = builder.append(dev, ActionKind::Push, s, -1, step);
-        hostWork.push_back(
-            builder.append(dev, ActionKind::HostUpdate, s, -1, step));
+        int update = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
+        hostWork.push_back(update);
+        pendingUpdate[s] = update;
         builder.append(dev, ActionKind::Release, s, -1, step);
         // A push that lags (copy engine slower than the backward) would
         // otherwise keep one more gradient buffer per stage on the device.
@@ -126,9 +141,15 @@ public:
           builder.wait(dev, {previousPush});
         previousPush = push;
       }
+      if (options.hostUpdate == HostUpdateMode::Overlap &&
+          step + 1 < options.steps) {
+        builder.wait(dev, {previousPush});
+        continue;
+      }
       // The next step loads parameters the host optimizer wrote.
       hostWork.push_back(previousPush);
       builder.wait(dev, hostWork);
+      llvm::fill(pendingUpdate, -1);
     }
     return builder.take();
   }

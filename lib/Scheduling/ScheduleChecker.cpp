@@ -449,6 +449,14 @@ void Checker::execute(unsigned d, int index) {
     }
     break;
   case ActionKind::Load:
+    // The runtime runs a load after the last ps.update of its params issued
+    // before it, so step k's load must follow the k updates before it.
+    if (!schedule.forwardOnly && updates[a.stage] < a.step)
+      report(d, index,
+             "loads " + s + " for step " + Twine(a.step) + " after only " +
+                 Twine(updates[a.stage]) +
+                 " updates of its parameters are issued; the load would "
+                 "read weights that miss an earlier step's update");
     if (residency[a.stage] == 0)
       residency[a.stage] = 1;
     break;

@@ -60,6 +60,17 @@ private:
   /// yet.
   std::optional<double> candidate(unsigned d, std::string &why);
   void process(unsigned d);
+  /// When the host optimizer starts its next queued update, or nullopt when
+  /// none is queued.
+  std::optional<double> hostCandidate() const;
+  struct HostJob;
+  std::vector<HostJob>::const_iterator nextHostJob() const;
+  /// Runs the queued update the host optimizer picks next, as the
+  /// runtime's host queue does: among those whose gradient has arrived
+  /// when it is free, the one of the earliest step and lowest stage (the
+  /// next step's forward needs the low stages first, and an L2L backward
+  /// pushes them last); if none has, the first to arrive.
+  void runHostUpdate();
   void traceEvent(const Twine &name, StringRef category, unsigned track,
                   double start, double end);
   unsigned linkTrack(unsigned from, unsigned to);
@@ -79,6 +90,18 @@ private:
   std::map<TransferKey, double> arrival;
   std::map<std::pair<unsigned, int>, double> tokenTime;
   std::map<std::pair<int, unsigned>, double> pushTime;
+  /// A ps.update issued by a device and not yet run by the host optimizer.
+  struct HostJob {
+    unsigned device;
+    const ScheduleAction *action;
+    /// When its gradient is on the host (or it was issued, if later).
+    double ready;
+  };
+  std::vector<HostJob> hostQueue;
+  /// Per stage: queued updates, and when the last one run ended (a ps.load
+  /// reads the weights it wrote).
+  std::map<int, unsigned> queuedUpdates;
+  std::map<int, double> lastUpdateEnd;
   double hostOptimizerFree = 0;
   double makespan = 0;
   std::vector<MemoryEvent> memoryEvents;
@@ -198,20 +221,66 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
     }
     return time;
   }
-  case ActionKind::Load:
+  case ActionKind::Load: {
+    if (queuedUpdates[a.stage] > 0) {
+      why = "the host update of its stage has not run";
+      return std::nullopt;
+    }
+    return std::max({state.hostTime, state.h2dFree, state.lastRelease,
+                     lastUpdateEnd[a.stage]});
+  }
   case ActionKind::Prefetch:
     return std::max({state.hostTime, state.h2dFree, state.lastRelease});
   case ActionKind::Push:
   case ActionKind::Offload:
     return std::max(afterCompute, state.d2hFree);
-  case ActionKind::HostUpdate: {
-    auto it = pushTime.find({a.stage, a.step});
-    double push = it == pushTime.end() ? state.hostTime : it->second;
-    return std::max({state.hostTime, push, hostOptimizerFree});
-  }
   default:
     return afterCompute;
   }
+}
+
+std::vector<Simulator::HostJob>::const_iterator Simulator::nextHostJob() const {
+  auto next = hostQueue.end();
+  for (auto it = hostQueue.begin(); it != hostQueue.end(); ++it) {
+    bool ready = it->ready <= hostOptimizerFree;
+    if (next == hostQueue.end()) {
+      next = it;
+      continue;
+    }
+    bool nextReady = next->ready <= hostOptimizerFree;
+    if (ready != nextReady ? ready
+        : ready ? std::make_pair(it->action->step, it->action->stage) <
+                      std::make_pair(next->action->step, next->action->stage)
+                : it->ready < next->ready)
+      next = it;
+  }
+  return next;
+}
+
+std::optional<double> Simulator::hostCandidate() const {
+  if (hostQueue.empty())
+    return std::nullopt;
+  return std::max(hostOptimizerFree, nextHostJob()->ready);
+}
+
+void Simulator::runHostUpdate() {
+  auto next = nextHostJob();
+  double start = std::max(hostOptimizerFree, next->ready);
+  HostJob job = *next;
+  hostQueue.erase(next);
+  const ScheduleAction &a = *job.action;
+  const PipelineStage &stage = pipeline.stages[a.stage];
+  double rate = machine.optimizerParamsPerSecond;
+  double end = start + (rate > 0 ? stage.paramCount / rate : 0.0);
+  hostOptimizerFree = end;
+  report.hostOptimizerBusy += end - start;
+  tokenTime[{job.device, a.token}] = end;
+  --queuedUpdates[a.stage];
+  lastUpdateEnd[a.stage] = end;
+  std::string label = a.describe(pipeline);
+  if (label.compare(0, 5, "pipe.") == 0)
+    label = label.substr(5);
+  traceEvent(label, "host", 3 * devices.size(), start, end);
 }
 
 void Simulator::process(unsigned d) {
@@ -317,13 +386,10 @@ void Simulator::process(unsigned d) {
     break;
   }
   case ActionKind::HostUpdate: {
-    const PipelineStage &stage = pipeline.stages[a.stage];
-    double rate = machine.optimizerParamsPerSecond;
-    double end = start + (rate > 0 ? stage.paramCount / rate : 0.0);
-    hostOptimizerFree = end;
-    report.hostOptimizerBusy += end - start;
-    complete(end);
-    traceEvent(label, "host", 3 * numDevices, start, end);
+    auto it = pushTime.find({a.stage, a.step});
+    double ready = it == pushTime.end() ? start : std::max(start, it->second);
+    hostQueue.push_back({d, &a, ready});
+    ++queuedUpdates[a.stage];
     break;
   }
   case ActionKind::Release:
@@ -362,6 +428,13 @@ FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
         best = d;
         bestTime = *time;
       }
+    }
+    // Devices first at equal times, so that the host optimizer sees every
+    // update issued by then.
+    if (std::optional<double> host = hostCandidate();
+        host && (best < 0 || *host < bestTime)) {
+      runHostUpdate();
+      continue;
     }
     if (!unfinished)
       break;

@@ -106,6 +106,10 @@ Placement and schedule:
   --async-steps N        pipedream-async: optimizer steps per pipeline fill
                          (default 4)
   --constant-memory      l2l: offload boundary activations to the host
+  --l2l-update MODE      l2l: plain (default: each step waits for all host
+                         updates) or overlap (a layer's next forward waits
+                         only for its own update; same results)
+  --l2l-steps N          l2l overlap: optimizer steps per run (default 4)
 Output:
   --artifact DIR         write DIR/program.so, DIR/weights.safetensors and
                          DIR/scheduled.mlir and train with pipe-runner
@@ -137,13 +141,14 @@ struct CompileFlags {
   std::string model, preset, artifact, emitScheduled;
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   bool sizesGiven = false;
-  int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4;
+  int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4,
+          l2lSteps = 4;
   int64_t ranks = 0; // 0: in this process
   int64_t dataParallel = 1;
   // Given on the command line: L2L sets both itself and rejects them.
   bool devicesGiven = false, stagesPerDeviceGiven = false;
-  std::string partitioner, deviceModel, schedule = "1f1b",
-                                        asyncWeights = "stash";
+  std::string partitioner, deviceModel,
+      schedule = "1f1b", asyncWeights = "stash", l2lUpdate = "plain";
   bool recompute = false, constantMemory = false, compileOnly = false;
   std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
@@ -246,6 +251,10 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = oneOf(flags.asyncWeights, {"stash", "stale"});
     else if (a == "--async-steps")
       ok = count(flags.asyncSteps, 1, 1024);
+    else if (a == "--l2l-update")
+      ok = oneOf(flags.l2lUpdate, {"plain", "overlap"});
+    else if (a == "--l2l-steps")
+      ok = count(flags.l2lSteps, 1, 1024);
     else if (a == "--constant-memory")
       flags.constantMemory = true;
     else if (a == "--artifact")
@@ -468,6 +477,8 @@ void setScheduleOptions(const CompileFlags &flags,
   options.asyncWeights = flags.asyncWeights;
   options.asyncSteps = unsigned(flags.asyncSteps);
   options.constantMemory = flags.constantMemory;
+  options.hostUpdate = flags.l2lUpdate;
+  options.l2lSteps = unsigned(flags.l2lSteps);
 }
 
 /// --target cuda: DIR/program.o (+ .so where it links), DIR/cpu.so with
@@ -515,8 +526,12 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
 bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
   if (!pipe::getScheduleTraits(flags.schedule)
            .value_or(pipe::ScheduleTraits())
-           .parameterServer)
-    return true;
+           .parameterServer) {
+    if (flags.l2lUpdate != "plain")
+      error = "--l2l-update: only a parameter-server schedule (--schedule "
+              "l2l) has host updates to overlap";
+    return error.empty();
+  }
   if (flags.devicesGiven && flags.devices != 1)
     error = "--devices " + std::to_string(flags.devices) +
             ": --schedule l2l runs one device per replica today (its "

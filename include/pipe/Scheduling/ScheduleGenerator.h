@@ -20,6 +20,15 @@
 
 namespace mlir::pipe {
 
+/// When an L2L step's host optimizer work may overlap the next step.
+enum class HostUpdateMode {
+  /// The next step starts once every host update of this one is done.
+  Plain,
+  /// The next step's forward on a stage starts once that stage's update is
+  /// done (the loads wait for it); the results equal Plain's bit for bit.
+  Overlap,
+};
+
 struct ScheduleOptions {
   unsigned microbatches = 8;
   /// Optimizer steps covered; asynchronous kinds overlap them.
@@ -33,6 +42,8 @@ struct ScheduleOptions {
   bool constantMemory = false;
   /// Recompute each stage's forward before its backward (not on sinks).
   bool recompute = false;
+  /// L2L: how host updates overlap the next step (with `steps` > 1).
+  HostUpdateMode hostUpdate = HostUpdateMode::Plain;
 };
 
 /// What a schedule kind means beyond its action lists, declared by its

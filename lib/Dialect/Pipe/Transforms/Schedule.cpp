@@ -4,6 +4,8 @@
 #include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPESCHEDULE
 #include "pipe/Dialect/Pipe/Transforms/Passes.h.inc"
@@ -23,8 +25,19 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
           << weights << "'";
       return signalPassFailure();
     }
+    std::optional<HostUpdateMode> hostUpdateMode =
+        llvm::StringSwitch<std::optional<HostUpdateMode>>(hostUpdate)
+            .Case("plain", HostUpdateMode::Plain)
+            .Case("overlap", HostUpdateMode::Overlap)
+            .Default(std::nullopt);
+    if (!hostUpdateMode) {
+      module.emitError("host-update must be 'plain' or 'overlap', got '")
+          << hostUpdate << "'";
+      return signalPassFailure();
+    }
     std::optional<ScheduleTraits> traits = getScheduleTraits(kind);
     ScheduleOptions options;
+    options.hostUpdate = *hostUpdateMode;
     options.steps = steps;
     options.forwardOnly = forwardOnly;
     options.stashWeights = weights == "stash";

@@ -723,6 +723,7 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
     ```
     pipe-opt placed.mlir --pipe-schedule="kind=1f1b microbatches=8"
     pipe-opt placed.mlir --pipe-schedule="kind=l2l microbatches=8 constant-memory=true"
+    pipe-opt placed.mlir --pipe-schedule="kind=l2l steps=4 host-update=overlap"
     ```
   }];
   let options = [
@@ -739,6 +740,10 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "pipedream-async: 'stash' weight versions or use 'stale' ones">,
     Option<"constantMemory", "constant-memory", "bool", /*default=*/"false",
            "l2l: offload boundary activations to the host">,
+    Option<"hostUpdate", "host-update", "std::string", /*default=*/"\"plain\"",
+           "l2l with steps > 1: 'plain' (each step waits for every host "
+           "update of the previous one) or 'overlap' (a stage's next "
+           "forward waits only for its own update)">,
     Option<"recompute", "recompute", "bool", /*default=*/"false",
            "Recompute each stage's forward before its backward">,
     Option<"placement", "placement", "std::string", /*default=*/"\"\"",
