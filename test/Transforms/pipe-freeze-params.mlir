@@ -1,7 +1,7 @@
 // RUN: pipe-opt %s --pipe-freeze-params="patterns=wte,h.0.*,re:^h\.2\.b$" | FileCheck %s
 // RUN: pipe-opt %s --pipe-freeze-params="patterns=h.?.w" | FileCheck %s --check-prefix=ONE
 // RUN: not pipe-opt %s --pipe-freeze-params="patterns=re:(" 2>&1 | FileCheck %s --check-prefix=REGEX
-// RUN: not pipe-opt %s --pipe-freeze-params="patterns=h.0.*,head.*" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: not pipe-opt %s --pipe-freeze-params="patterns=head.*,h.0.*" 2>&1 | FileCheck %s --check-prefix=NONE
 
 // Globs match the whole name (`*` crosses dots), re: searches anywhere;
 // a param already frozen stays frozen.
