@@ -118,7 +118,8 @@ struct DifferentiatePass
   /// binds to a frozen pipe.param: those get no gradient, so a block whose
   /// parameters are all frozen has no weight-gradient part. A position that
   /// one run binds to a trainable param keeps its gradient for every run
-  /// (they share the block); the runtime drops the frozen ones' gradients.
+  /// (they share the block); the runtime skips the weight part of runs
+  /// whose params are all frozen.
   LogicalResult markFrozenParams(ArrayRef<GraphOp> graphs,
                                  SymbolTable &symbols) {
     llvm::MapVector<BlockOp, SmallVector<bool>> frozenSlots;
