@@ -79,9 +79,12 @@ mlir::pipe::autodiff::getDifferentiableInputs(BlockOp block) {
 
 SmallVector<unsigned>
 mlir::pipe::autodiff::getDifferentiableParams(BlockOp block) {
+  ArrayRef<int64_t> frozen;
+  if (auto attr = block->getAttrOfType<DenseI64ArrayAttr>(kFrozenParamsAttr))
+    frozen = attr.asArrayRef();
   SmallVector<unsigned> positions;
   for (auto [i, type] : llvm::enumerate(block.getParamTypes()))
-    if (isFloatTensor(type))
+    if (isFloatTensor(type) && !llvm::is_contained(frozen, int64_t(i)))
       positions.push_back(i);
   return positions;
 }

@@ -64,6 +64,11 @@ llvm::Error pipe::buildLiftPipeline(OpPassManager &pm,
   lift.init = options.init;
   lift.initSeed = options.initSeed;
   pm.addPass(createPipeLiftParams(lift));
+  if (!options.freeze.empty()) {
+    PipeFreezeParamsOptions freeze;
+    freeze.patterns.assign(options.freeze.begin(), options.freeze.end());
+    pm.addPass(createPipeFreezeParams(freeze));
+  }
   return llvm::Error::success();
 }
 

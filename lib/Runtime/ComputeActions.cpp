@@ -298,6 +298,15 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
   return PIPE_RT_OK;
 }
 
+/// Whether a weight gradient of run `r` reaches the optimizer: a run whose
+/// differentiated params are all frozen (a frozen layer sharing its block
+/// with trainable ones) skips the weight-gradient computation.
+bool hasTrainableGradient(const Manifest &m, const RunInfo &r) {
+  return std::any_of(r.diffParams.begin(), r.diffParams.end(), [&](int64_t p) {
+    return m.params[r.params[p]].trainable;
+  });
+}
+
 int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
                 int part, const std::string &what) {
   RunState &run = *ctx->run;
@@ -361,7 +370,7 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         needed |= m.inputIndex[r.inputs[idx]] < 0;
       // A full backward runs the fused function: one reverse sweep instead
       // of two that would each redo the cotangent chain.
-      bool fused = part == 0 && r.bwdFused >= 0 && !r.diffParams.empty();
+      bool fused = part == 0 && r.bwdFused >= 0 && hasTrainableGradient(m, r);
       if (!fused && (r.bwdInput < 0 || !needed))
         continue;
       std::vector<BufferPtr> args, results;
@@ -408,7 +417,8 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
                        "backward part 1?)");
   for (size_t i = stage.runs.size(); i-- > 0;) {
     const RunInfo &r = m.runs[stage.runs[i]];
-    if (r.bwdWeight < 0 || r.diffParams.empty() || stash->runs[i].weightDone)
+    if (r.bwdWeight < 0 || !hasTrainableGradient(m, r) ||
+        stash->runs[i].weightDone)
       continue;
     std::vector<BufferPtr> args, results;
     if (int st = argsOf(r, stash->runs[i], args))

@@ -558,7 +558,7 @@ bool Trainer::run() {
   if (!checkFiniteState(s, why))
     return fail(s->weightsPath + ": " + why);
   if (!o.initWeights.empty() &&
-      !loadInitWeights(s, o.initWeights, print, error))
+      !loadInitWeights(s, o.initWeights, o.initWeightsStrict, print, error))
     return false;
 
   // Resume.

@@ -77,6 +77,7 @@ bool checkFiniteState(pipe_rt_session *session, std::string &error) {
 }
 
 bool loadInitWeights(pipe_rt_session *session, const std::string &path,
+                     bool strict,
                      const std::function<void(const std::string &)> &print,
                      std::string &error) {
   StFile file;
@@ -87,18 +88,19 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
   for (size_t p = 0; p < m.params.size(); ++p)
     byName[m.params[p].name] = int(p);
   std::vector<std::pair<int, const StTensor *>> loads;
-  std::vector<std::string> unknown;
+  std::vector<std::string> ignored, added;
   for (const StTensor &t : file.tensors) {
     auto it = byName.find(t.name);
     if (it == byName.end()) {
-      unknown.push_back(t.name);
+      ignored.push_back(t.name);
       continue;
     }
     const TypeInfo &type = m.types[m.params[it->second].type];
     if (t.dtype != safetensorsDType(type.dtype) || t.shape != type.shape) {
       error = path + ": tensor '" + t.name + "' is " + t.dtype + " " +
               formatShape(t.shape) + ", the param is " +
-              safetensorsDType(type.dtype) + " " + formatShape(type.shape);
+              safetensorsDType(type.dtype) + " " + formatShape(type.shape) +
+              "; nothing was loaded";
       return false;
     }
     if (!checkFinite(path + ": tensor '" + t.name + "'", t.dtype,
@@ -106,12 +108,9 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
       return false;
     loads.push_back({it->second, &t});
   }
-  for (auto &[p, t] : loads)
-    session->params[p].value.assign(file.data.begin() + t->begin,
-                                    file.data.begin() + t->end);
-  pipe_rt::invalidatePsShadows(*session);
-  print(format("init weights: loaded %zu of %zu params from %s", loads.size(),
-               m.params.size(), path.c_str()));
+  for (size_t p = 0; p < m.params.size(); ++p)
+    if (!file.find(m.params[p].name))
+      added.push_back(m.params[p].name);
   auto list = [](const std::vector<std::string> &names) {
     std::string s;
     for (size_t i = 0; i < names.size() && i < 8; ++i)
@@ -120,17 +119,34 @@ bool loadInitWeights(pipe_rt_session *session, const std::string &path,
       s += format(", ... (%zu more)", names.size() - 8);
     return s;
   };
-  if (!unknown.empty())
-    print(format("warning: %s: %zu tensors name no param (ignored): %s",
-                 path.c_str(), unknown.size(), list(unknown).c_str()));
-  std::vector<std::string> missing;
-  for (size_t p = 0; p < m.params.size(); ++p)
-    if (!file.find(m.params[p].name))
-      missing.push_back(m.params[p].name);
-  if (!missing.empty())
-    print(format("warning: %s lacks %zu params, which keep their initial "
-                 "value: %s",
-                 path.c_str(), missing.size(), list(missing).c_str()));
+  // Strict: the file must be exactly this model's parameters.
+  if (strict && (!added.empty() || !ignored.empty())) {
+    error = path + ": --init-weights-strict: ";
+    if (!added.empty())
+      error += format("%zu params are not in the file (%s)", added.size(),
+                      list(added).c_str());
+    if (!added.empty() && !ignored.empty())
+      error += " and ";
+    if (!ignored.empty())
+      error += format("%zu tensors name no param (%s)", ignored.size(),
+                      list(ignored).c_str());
+    error += "; nothing was loaded";
+    return false;
+  }
+  for (auto &[p, t] : loads)
+    session->params[p].value.assign(file.data.begin() + t->begin,
+                                    file.data.begin() + t->end);
+  pipe_rt::invalidatePsShadows(*session);
+  print(format("init weights: %s: %zu matched, %zu new, %zu ignored (of %zu "
+               "params)",
+               path.c_str(), loads.size(), added.size(), ignored.size(),
+               m.params.size()));
+  if (!added.empty())
+    print(format("  new (not in the file, keep their initial value): %s",
+                 list(added).c_str()));
+  if (!ignored.empty())
+    print(format("  ignored (in the file, not in the model): %s",
+                 list(ignored).c_str()));
   return true;
 }
 

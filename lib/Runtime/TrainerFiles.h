@@ -28,10 +28,13 @@ bool checkFiniteFile(const StFile &file, const std::string &path,
 /// may have filled with NaN while its loss still looked finite.
 bool checkFiniteState(pipe_rt_session *session, std::string &error);
 
-/// Loads every tensor of `path` named like a param (dtype and shape
-/// checked), reporting through `print` what matched and what did not.
-/// Validates the whole file before changing anything.
+/// Loads every tensor of `path` named like a param (exact name; dtype and
+/// shape checked), reporting through `print` what matched, what is new (a
+/// param the file lacks keeps its value) and what is ignored (a tensor
+/// naming no param). `strict`: a new or ignored name is an error. Validates
+/// the whole file before changing anything.
 bool loadInitWeights(pipe_rt_session *session, const std::string &path,
+                     bool strict,
                      const std::function<void(const std::string &)> &print,
                      std::string &error);
 

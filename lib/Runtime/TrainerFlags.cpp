@@ -170,7 +170,11 @@ Files:
   --checkpoint PATH      checkpoint written at the end and on SIGINT/SIGTERM
   --checkpoint-every N   ... and every N steps
   --resume               continue from --checkpoint if it exists
-  --init-weights PATH    pretrained params loaded over the initial ones
+  --init-weights PATH    pretrained params loaded over the initial ones, by
+                         exact name; reports what matched, what is new and
+                         what is ignored
+  --init-weights-strict  a param not in the file or a tensor naming no
+                         param is an error
   --save-weights PATH    final params (a valid --weights file); --save is
                          an alias
   --log-json PATH        JSON lines, one object per step
@@ -351,6 +355,8 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
       t.resume = true;
     else if (a == "--init-weights")
       ok = str(t.initWeights);
+    else if (a == "--init-weights-strict")
+      t.initWeightsStrict = true;
     else if (a == "--save-weights" || a == "--save")
       ok = output(t.saveWeights);
     else if (a == "--log-json")

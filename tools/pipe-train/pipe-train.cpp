@@ -85,6 +85,11 @@ Model:
   --save-init-weights PATH
                          write every parameter's initial value (a safetensors
                          file that --init-weights reloads)
+  --freeze PATTERN       freeze the parameters PATTERN names (repeatable): a
+                         glob on the whole name (h.0.*) or re:REGEX matched
+                         anywhere; no gradient, no optimizer state, no
+                         update (pipe-freeze-params); matching nothing is
+                         an error
   --granularity G        blocks: op, layer, coarse (one per stage) or auto
                          (default: layer, or op where that gives fewer
                          blocks than stages)
@@ -155,6 +160,7 @@ struct CompileFlags {
   std::string loss, lossReduction = "mean";
   int64_t lossResult = 0;
   std::string init, saveInitWeights, granularity = "auto";
+  std::vector<std::string> freeze;
   int64_t initSeed = 0;
 };
 
@@ -230,6 +236,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.initSeed, 0, std::numeric_limits<int64_t>::max());
     else if (a == "--save-init-weights")
       ok = value(flags.saveInitWeights);
+    else if (a == "--freeze")
+      ok = value(flags.freeze.emplace_back());
     else if (a == "--granularity")
       ok = oneOf(flags.granularity, {"op", "layer", "coarse", "auto"});
     else if (a == "--devices")
@@ -376,6 +384,7 @@ void setIngestOptions(const CompileFlags &flags, StringRef granularity,
   options.lossResult = unsigned(flags.lossResult);
   options.init = flags.init;
   options.initSeed = uint64_t(flags.initSeed);
+  options.freeze = ArrayRef<std::string>(flags.freeze);
   options.granularity = granularity.str();
   options.numBlocks = flags.devices * flags.stagesPerDevice;
 }
@@ -454,8 +463,10 @@ void printInferred(ModuleOp module, const CompileFlags &flags,
     os << " (those without data: --init " << flags.init << ", seed "
        << flags.initSeed << ")";
   if (frozen)
-    os << ", " << frozen << " frozen (no gradient, no update: BatchNorm "
-       << "running statistics)";
+    os << ", " << frozen << " frozen (no gradient, no update: "
+       << (flags.freeze.empty() ? "BatchNorm running statistics"
+                                : "--freeze and BatchNorm running statistics")
+       << ")";
   os << "\n   blocks: " << countBlockInstances(module) << " (granularity "
      << granularity << ")\n";
   std::fputs(text.c_str(), stdout);

@@ -51,6 +51,9 @@ inline constexpr llvm::StringLiteral kRecomputeAttr = "pipe.recompute";
 inline constexpr llvm::StringLiteral kLossSeedAttr = "pipe.loss_seed";
 inline constexpr llvm::StringLiteral kSavedBytesAttr = "pipe.saved_bytes";
 inline constexpr llvm::StringLiteral kFlopsAttr = "pipe.flops";
+/// Parameter positions of a block that every run binds to a frozen
+/// `pipe.param` (array<i64>, set by pipe-differentiate): no gradient.
+inline constexpr llvm::StringLiteral kFrozenParamsAttr = "pipe.frozen_params";
 
 /// The result of differentiating one forward block.
 struct BackwardBlocks {
@@ -86,7 +89,8 @@ FailureOr<BackwardBlocks> differentiateBlock(BlockOp forward,
 SmallVector<unsigned> getDifferentiableInputs(BlockOp block);
 /// Result positions (among the non-saved results) that take a cotangent.
 SmallVector<unsigned> getDifferentiableResults(BlockOp block);
-/// Parameter positions that get a gradient (float tensors).
+/// Parameter positions that get a gradient: float tensors not listed in
+/// `pipe.frozen_params`.
 SmallVector<unsigned> getDifferentiableParams(BlockOp block);
 /// Number of trailing results that are saved activations (0 if none).
 unsigned getNumSavedResults(BlockOp block);

@@ -46,6 +46,10 @@ struct IngestPipelineOptions
   Option<uint64_t> initSeed{*this, "init-seed",
                             llvm::cl::desc("Seed of init's draws"),
                             llvm::cl::init(0)};
+  ListOption<std::string> freeze{
+      *this, "freeze",
+      llvm::cl::desc("Parameters to freeze (pipe-freeze-params patterns: "
+                     "globs on the whole name or re:<regex>)")};
   Option<std::string> granularity{
       *this, "granularity",
       llvm::cl::desc("Block granularity (pipe-form-blocks: op, layer, "
@@ -140,6 +144,7 @@ struct PartitionAndSchedulePipelineOptions
 };
 
 /// Adds the ingestion: check-input, attach-loss (with a loss), lift-params,
+/// freeze-params (with patterns),
 /// form-blocks at the chosen granularity, annotate-costs, differentiate. Fails
 /// with a message naming the option on an invalid value.
 llvm::Error buildIngestPipeline(OpPassManager &pm,

@@ -94,9 +94,12 @@ struct TrainerOptions {
   bool resume = false;
 
   /// Pretrained weights loaded before training (and before resuming): every
-  /// tensor named like a param is loaded (dtype and shape checked), unknown
-  /// names are reported as a warning, params it lacks keep their value.
+  /// tensor named exactly like a param is loaded (dtype and shape checked);
+  /// a report lists the matched, new (params it lacks keep their value) and
+  /// ignored (tensors naming no param) names.
   std::string initWeights;
+  /// A new or ignored name in initWeights is an error.
+  bool initWeightsStrict = false;
   /// Final params (manifest dtypes, by name; a valid --weights file).
   std::string saveWeights;
   /// Chrome trace of every action of every run.

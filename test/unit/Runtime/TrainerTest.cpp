@@ -697,7 +697,45 @@ TEST(Trainer, InitWeightsAndScheduleErrors) {
     pipe_rt::TrainerSummary sum;
     ASSERT_TRUE(pipe_rt::runTraining(s.s, t, sum, error)) << error;
     EXPECT_EQ(s.emb(), emb);
-    EXPECT_TRUE(contains(lines, "name no param (ignored): head"));
+    EXPECT_TRUE(contains(lines, "init weights: " + t.initWeights +
+                                    ": 1 matched, 0 new, 1 ignored (of 1 "
+                                    "params)"));
+    EXPECT_TRUE(
+        contains(lines, "  ignored (in the file, not in the model): head"));
+  }
+  // Strict: the ignored tensor is an error naming it, and nothing loads.
+  t.initWeightsStrict = true;
+  {
+    Session s(p, t);
+    pipe_rt::TrainerSummary sum;
+    EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+    EXPECT_NE(error.find("--init-weights-strict: 1 tensors name no param "
+                         "(head); nothing was loaded"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(s.emb(), initialEmb());
+  }
+  // ... and so is a param the file lacks (new), which otherwise keeps its
+  // initial value.
+  ASSERT_TRUE(pipe_rt::writeSafetensors(
+      t.initWeights, {{"head", "F32", {3}, other.data()}}, error));
+  {
+    Session s(p, t);
+    pipe_rt::TrainerSummary sum;
+    EXPECT_FALSE(pipe_rt::runTraining(s.s, t, sum, error));
+    EXPECT_NE(error.find("1 params are not in the file (emb) and 1 tensors "
+                         "name no param (head)"),
+              std::string::npos)
+        << error;
+  }
+  t.initWeightsStrict = false;
+  {
+    Session s(p, t);
+    pipe_rt::TrainerSummary sum;
+    ASSERT_TRUE(pipe_rt::runTraining(s.s, t, sum, error)) << error;
+    EXPECT_TRUE(contains(lines, "  new (not in the file, keep their initial "
+                                "value): emb"));
+    EXPECT_EQ(s.emb(), initialEmb());
   }
   // A shape mismatch names the tensor and loads nothing.
   ASSERT_TRUE(pipe_rt::writeSafetensors(

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::pipe {
@@ -76,6 +77,9 @@ struct DifferentiatePass
       }
     }
 
+    if (mlir::failed(markFrozenParams(graphs, symbols)))
+      return signalPassFailure();
+
     bool failed = false;
     for (BlockOp block : blocks) {
       // Already differentiated (the pass is idempotent).
@@ -108,6 +112,45 @@ struct DifferentiatePass
       if (mlir::failed(markLoss(graph)))
         return signalPassFailure();
     }
+  }
+
+  /// Records on each block the parameter positions that every run of it
+  /// binds to a frozen pipe.param: those get no gradient, so a block whose
+  /// parameters are all frozen has no weight-gradient part. A position that
+  /// one run binds to a trainable param keeps its gradient for every run
+  /// (they share the block); the runtime skips the weight part of runs
+  /// whose params are all frozen.
+  LogicalResult markFrozenParams(ArrayRef<GraphOp> graphs,
+                                 SymbolTable &symbols) {
+    llvm::MapVector<BlockOp, SmallVector<bool>> frozenSlots;
+    for (GraphOp graph : graphs)
+      for (RunOp run : graph.getBody().getOps<RunOp>()) {
+        auto block = symbols.lookup<BlockOp>(run.getCallee());
+        if (block->hasAttr(kSavedResultsAttr))
+          continue; // differentiated before: its calling convention stays
+        ArrayAttr refs = run.getParamsAttr();
+        auto [it, inserted] = frozenSlots.try_emplace(
+            block, SmallVector<bool>(block.getNumParams(), true));
+        for (unsigned p = 0; p < it->second.size(); ++p) {
+          auto ref = p < refs.size() ? dyn_cast<FlatSymbolRefAttr>(refs[p])
+                                     : FlatSymbolRefAttr();
+          auto param =
+              ref ? symbols.lookup<ParamOp>(ref.getValue()) : ParamOp();
+          if (!param)
+            return run.emitOpError("binds no pipe.param at parameter #") << p;
+          it->second[p] = it->second[p] && param.getFrozen();
+        }
+      }
+    for (auto &[block, slots] : frozenSlots) {
+      SmallVector<int64_t> frozen;
+      for (auto [p, isFrozen] : llvm::enumerate(slots))
+        if (isFrozen)
+          frozen.push_back(int64_t(p));
+      if (!frozen.empty())
+        block->setAttr(kFrozenParamsAttr,
+                       DenseI64ArrayAttr::get(block.getContext(), frozen));
+    }
+    return success();
   }
 
   /// The graph's only result is the loss; its cotangent is 1.0.

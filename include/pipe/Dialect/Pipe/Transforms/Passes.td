@@ -259,6 +259,31 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
   ];
 }
 
+def PipeFreezeParams : Pass<"pipe-freeze-params", "ModuleOp"> {
+  let summary = "Marks the parameters whose names match a pattern frozen";
+  let description = [{
+    Sets `frozen` on every `pipe.param` whose name matches one of
+    `patterns` (fine-tuning: frozen parameters are read but get no gradient,
+    no optimizer state and no update). A pattern is a glob matched against
+    the whole name (`*` any run of characters, dots included, `?` one
+    character, `[...]` a class, `\` escapes), or, with
+    the prefix `re:`, an extended regular expression (llvm::Regex) that
+    matches anywhere in the name (anchor it with `^...$`). A pattern that
+    matches no parameter is an error naming it, so a typo does not silently
+    train everything. Parameters already frozen (BatchNorm statistics)
+    stay frozen.
+
+    ```
+    pipe-opt model.mlir --pipe-freeze-params="patterns=wte,h.0.*,re:^h\.1\."
+    ```
+  }];
+  let options = [
+    ListOption<"patterns", "patterns", "std::string",
+               "Globs (whole name) or re:<regex> (anywhere) naming the "
+               "parameters to freeze">,
+  ];
+}
+
 def PipeExternalizeParams : Pass<"pipe-externalize-params", "ModuleOp"> {
   let summary = "Moves parameters' initial values into a safetensors file";
   let description = [{
@@ -397,7 +422,11 @@ def PipeDifferentiate : Pass<"pipe-differentiate", "ModuleOp"> {
     `pipe.loss_seed = 1.0`. With `recompute=save-all` the forward block also
     returns the intermediates the backward reads (`pipe.saved_results = N`
     counts them) and the graph's runs are updated; a block's `pipe.recompute`
-    attribute overrides the option. See docs/autodiff.md.
+    attribute overrides the option. Parameter positions that every run of
+    a block binds to a `frozen` `pipe.param` are recorded as
+    `pipe.frozen_params = array<i64: ...>` and get no gradient (a block
+    with only such parameters has no weight-gradient block). See
+    docs/autodiff.md.
 
     ```
     pipe-opt model.mlir --pipe-differentiate="recompute=save-inputs"
