@@ -22,16 +22,16 @@
 // PLACE-NEXT: pipe-annotate-costs
 // PLACE-NEXT: pipe-differentiate
 // PLACE-NEXT: pipe-place{{.*}} devices=2 replicas=1 stages-per-device=1}
-// PLACE-NEXT: pipe-schedule{{.*}} forward-only=false kind=gpipe microbatches=2 {{.*}}steps=1
-// PLACE-NEXT: pipe-schedule{{.*}} forward-only=true kind=gpipe microbatches=2
+// PLACE-NEXT: pipe-schedule{{.*}} forward-only=false host-update=plain kind=gpipe microbatches=2 {{.*}}steps=1
+// PLACE-NEXT: pipe-schedule{{.*}} forward-only=true host-update=plain kind=gpipe microbatches=2
 // PLACE-NEXT: pipe-verify-schedule{device-model= memory-limit=0 peer-order=false}
 // PLACE:      placement @forward_placement of graph @forward: 2 devices
 // PLACE:      schedule @forward_placement_gpipe: kind gpipe, 2 micro-batches, 1 step(s)
 // PLACE:      schedule @forward_placement_gpipe_1: kind gpipe, 2 micro-batches, 1 step(s), forward only
 
 // PARTITION:      pipe-partition{algorithm=seq device-model=rtx2080ti-x8 devices=2 {{.*}}microbatches=4 {{.*}}recompute=true {{.*}}report= {{.*}}schedule=1f1b {{.*}}text-report= weight-stashing=false}
-// PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=false kind=1f1b {{.*}}recompute=true
-// PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=true kind=gpipe
+// PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=false host-update=plain kind=1f1b {{.*}}recompute=true
+// PARTITION-NEXT: pipe-schedule{{.*}}device-model=rtx2080ti-x8 forward-only=true host-update=plain kind=gpipe
 // PARTITION-NEXT: pipe-verify-schedule{device-model=rtx2080ti-x8
 // PARTITION:      schedule @{{.*}}: kind 1f1b, 4 micro-batches, 1 step(s)
 // PARTITION:      forward only
