@@ -72,7 +72,7 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
           microbatches != 0 ? unsigned(microbatches) : recorded.value_or(8);
       // Replicas of a parameter-server schedule would share the host's
       // copy of every weight, which its actions do not express yet.
-      if (traits->parameterServer && placement.getReplicas() > 1) {
+      if (traits && traits->parameterServer && placement.getReplicas() > 1) {
         placement.emitError("pipe-schedule: placement @")
             << placement.getSymName() << " has " << placement.getReplicas()
             << " replicas, but '" << kind
