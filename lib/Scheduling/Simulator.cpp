@@ -71,6 +71,8 @@ private:
   /// next step's forward needs the low stages first, and an L2L backward
   /// pushes them last); if none has, the first to arrive.
   void runHostUpdate();
+  /// The action as a trace event names it (without the "pipe." prefix).
+  std::string traceLabel(const ScheduleAction &a) const;
   void traceEvent(const Twine &name, StringRef category, unsigned track,
                   double start, double end);
   unsigned linkTrack(unsigned from, unsigned to);
@@ -98,9 +100,8 @@ private:
     double ready;
   };
   std::vector<HostJob> hostQueue;
-  /// Per stage: queued updates, and when the last one run ended (a ps.load
-  /// reads the weights it wrote).
-  std::map<int, unsigned> queuedUpdates;
+  /// Per stage: when its last update run ended (a ps.load reads the
+  /// weights it wrote).
   std::map<int, double> lastUpdateEnd;
   double hostOptimizerFree = 0;
   double makespan = 0;
@@ -166,6 +167,13 @@ unsigned Simulator::linkTrack(unsigned from, unsigned to) {
   return 3 * devices.size() + 1 + it->second;
 }
 
+std::string Simulator::traceLabel(const ScheduleAction &a) const {
+  std::string label = a.describe(pipeline);
+  if (label.compare(0, 5, "pipe.") == 0)
+    label = label.substr(5);
+  return label;
+}
+
 void Simulator::traceEvent(const Twine &name, StringRef category,
                            unsigned track, double start, double end) {
   makespan = std::max(makespan, end);
@@ -222,7 +230,9 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
     return time;
   }
   case ActionKind::Load: {
-    if (queuedUpdates[a.stage] > 0) {
+    if (llvm::any_of(hostQueue, [&](const HostJob &job) {
+          return job.action->stage == a.stage;
+        })) {
       why = "the host update of its stage has not run";
       return std::nullopt;
     }
@@ -240,21 +250,16 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
 }
 
 std::vector<Simulator::HostJob>::const_iterator Simulator::nextHostJob() const {
-  auto next = hostQueue.end();
-  for (auto it = hostQueue.begin(); it != hostQueue.end(); ++it) {
-    bool ready = it->ready <= hostOptimizerFree;
-    if (next == hostQueue.end()) {
-      next = it;
-      continue;
-    }
-    bool nextReady = next->ready <= hostOptimizerFree;
-    if (ready != nextReady ? ready
-        : ready ? std::make_pair(it->action->step, it->action->stage) <
-                      std::make_pair(next->action->step, next->action->stage)
-                : it->ready < next->ready)
-      next = it;
-  }
-  return next;
+  // Ready jobs first, by (step, stage); then the others by arrival.
+  auto rank = [&](const HostJob &job) {
+    bool ready = job.ready <= hostOptimizerFree;
+    return ready ? std::make_tuple(false, 0.0, job.action->step,
+                                   job.action->stage)
+                 : std::make_tuple(true, job.ready, 0u, 0);
+  };
+  return llvm::min_element(hostQueue, [&](const HostJob &a, const HostJob &b) {
+    return rank(a) < rank(b);
+  });
 }
 
 std::optional<double> Simulator::hostCandidate() const {
@@ -275,12 +280,8 @@ void Simulator::runHostUpdate() {
   hostOptimizerFree = end;
   report.hostOptimizerBusy += end - start;
   tokenTime[{job.device, a.token}] = end;
-  --queuedUpdates[a.stage];
   lastUpdateEnd[a.stage] = end;
-  std::string label = a.describe(pipeline);
-  if (label.compare(0, 5, "pipe.") == 0)
-    label = label.substr(5);
-  traceEvent(label, "host", 3 * devices.size(), start, end);
+  traceEvent(traceLabel(a), "host", 3 * devices.size(), start, end);
 }
 
 void Simulator::process(unsigned d) {
@@ -289,9 +290,7 @@ void Simulator::process(unsigned d) {
   std::string why;
   double start = *candidate(d, why);
   double afterCompute = std::max(state.hostTime, state.computeFree);
-  std::string label = a.describe(pipeline);
-  if (label.compare(0, 5, "pipe.") == 0)
-    label = label.substr(5);
+  std::string label = traceLabel(a);
   unsigned numDevices = devices.size();
   auto complete = [&](double time) {
     if (a.token >= 0)
@@ -389,7 +388,6 @@ void Simulator::process(unsigned d) {
     auto it = pushTime.find({a.stage, a.step});
     double ready = it == pushTime.end() ? start : std::max(start, it->second);
     hostQueue.push_back({d, &a, ready});
-    ++queuedUpdates[a.stage];
     break;
   }
   case ActionKind::Release:
