@@ -28,7 +28,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Test scripts (test/Distributed/Inputs) run the tools by name.
 llvm_config.with_environment("PATH", config.pipe_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
-tools = ["pipe-opt", "pipe-gen", "pipe-compile", "pipe-runner", "pipe-train"]
+tools = ["pipe-opt", "pipe-gen", "pipe-compile", "pipe-runner", "pipe-train",
+         "pipe-profile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The CUDA back end (--pipe-host-to-cuda) runs ptxas at compile time; its
 # tests need the toolkit (not a GPU): `REQUIRES: cuda-toolkit`.

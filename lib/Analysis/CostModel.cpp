@@ -14,12 +14,14 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 
@@ -593,6 +595,74 @@ static llvm::Error profileError(StringRef fileName, const llvm::Twine &what) {
                                  fileName + ": " + what);
 }
 
+BlockKey mlir::pipe::getBlockKey(BlockOp block) {
+  BlockKey key;
+  Region &body = block.getBody();
+  {
+    llvm::raw_string_ostream os(key.shapes);
+    os << "(";
+    llvm::interleaveComma(body.getArgumentTypes(), os);
+    os << ") -> (";
+    if (!body.empty() && !body.back().empty())
+      llvm::interleaveComma(body.back().back().getOperandTypes(), os);
+    os << ")";
+  }
+  // Generic form, local names, no locations: only the structure counts.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope();
+  for (Block &b : body)
+    for (Operation &op : b)
+      op.print(os, flags);
+  os << key.shapes;
+  key.hash = llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true,
+                             /*Width=*/16);
+  return key;
+}
+
+/// A pipe-profile table (docs/profiler.md): `blocks` is an array of entries
+/// keyed by hash and shapes.
+static llvm::Error parseProfileTable(const llvm::json::Object &root,
+                                     StringRef fileName, Profile &profile) {
+  const llvm::json::Array *blocks = root.getArray("blocks");
+  if (!blocks)
+    return profileError(fileName, "field 'blocks' must be an array of "
+                                  "block entries (format pipe-profile-1)");
+  profile.isTable = true;
+  for (auto [index, value] : llvm::enumerate(*blocks)) {
+    std::string where = "blocks[" + std::to_string(index) + "]";
+    const llvm::json::Object *entry = value.getAsObject();
+    if (!entry)
+      return profileError(fileName, "field '" + where + "' must be an object");
+    std::optional<StringRef> hash = entry->getString("hash");
+    if (!hash)
+      return profileError(fileName,
+                          "missing or non-string field '" + where + ".hash'");
+    std::optional<StringRef> shapes = entry->getString("shapes");
+    if (!shapes)
+      return profileError(fileName,
+                          "missing or non-string field '" + where + ".shapes'");
+    MeasuredTimes times;
+    for (auto [field, slot] : {std::pair<StringRef, std::optional<double> *>{
+                                   "forward_ms", &times.forwardMs},
+                               {"backward_ms", &times.backwardMs}}) {
+      const llvm::json::Value *number = entry->get(field);
+      if (!number)
+        return profileError(fileName,
+                            "missing field '" + where + "." + field + "'");
+      std::optional<double> ms = number->getAsNumber();
+      if (!ms || !std::isfinite(*ms) || *ms < 0)
+        return profileError(fileName, "field '" + where + "." + field +
+                                          "' must be a non-negative number "
+                                          "of milliseconds");
+      *slot = *ms;
+    }
+    profile.table[(*hash + " " + *shapes).str()] = times;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Profile> mlir::pipe::parseProfile(StringRef json,
                                                  StringRef fileName) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
@@ -602,6 +672,15 @@ llvm::Expected<Profile> mlir::pipe::parseProfile(StringRef json,
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return profileError(fileName, "expected a JSON object at the top level");
+  if (const llvm::json::Value *format = root->get("format")) {
+    if (format->getAsString() != StringRef("pipe-profile-1"))
+      return profileError(fileName,
+                          "field 'format' must be \"pipe-profile-1\"");
+    Profile profile;
+    if (llvm::Error err = parseProfileTable(*root, fileName, profile))
+      return std::move(err);
+    return profile;
+  }
   const llvm::json::Value *blocksValue = root->get("blocks");
   if (!blocksValue)
     return profileError(fileName, "missing field 'blocks'");

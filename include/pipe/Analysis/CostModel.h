@@ -172,9 +172,23 @@ struct MeasuredTimes {
 /// "backward_ms": 3.0}}}`; at least one of the two times per entry.
 struct Profile {
   llvm::StringMap<MeasuredTimes> blocks;
+  /// pipe-profile tables: "<hash> <shapes>" -> times.
+  llvm::StringMap<MeasuredTimes> table;
+  bool isTable = false;
 };
 
-/// Parses a profile; errors name `fileName` and the offending field.
+/// Key of a block in a pipe-profile cost table: a hash of its body printed
+/// in generic form without locations (so renaming the block, its values or
+/// its source does not change it) and its function type, the shapes.
+struct BlockKey {
+  std::string hash;   // 16 hex digits
+  std::string shapes; // the function type, e.g. "(tensor<4x8xf32>) -> ..."
+};
+BlockKey getBlockKey(BlockOp block);
+
+/// Parses a profile; errors name `fileName` and the offending field. A
+/// pipe-profile table (`"format": "pipe-profile-1"`) fills `table`, keyed by
+/// hash + shapes, instead of `blocks`.
 llvm::Expected<Profile> parseProfile(llvm::StringRef json,
                                      llvm::StringRef fileName);
 llvm::Expected<Profile> loadProfile(llvm::StringRef path);

@@ -74,6 +74,8 @@ struct AnnotateCostsPass
       }
     for (auto block : module.getOps<BlockOp>())
       knownNames.insert(block.getSymName());
+    if (measured.isTable)
+      return annotateFromTable(module, options, measured, inputNeedsGrad);
     for (auto &entry : measured.blocks)
       if (!knownNames.contains(entry.getKey())) {
         module.emitError("pipe-annotate-costs: ")
@@ -90,6 +92,34 @@ struct AnnotateCostsPass
       MeasuredTimes times = lookupTimes(measured, block, instancesOf);
       block.setCostAttr(toCostAttr(&getContext(), *cost, times));
     }
+  }
+
+  /// Measured times where a block's hash and shapes are in the table,
+  /// analytic ones elsewhere, with one warning that counts those.
+  void annotateFromTable(ModuleOp module, const CostOptions &options,
+                         Profile &measured,
+                         llvm::StringMap<SmallVector<bool>> &inputNeedsGrad) {
+    unsigned numBlocks = 0, numAnalytic = 0;
+    for (auto block : module.getOps<BlockOp>()) {
+      FailureOr<BlockCost> cost = estimateBlockCost(
+          block, options, inputNeedsGrad.lookup(block.getSymName()));
+      if (failed(cost))
+        return signalPassFailure();
+      BlockKey key = getBlockKey(block);
+      auto it = measured.table.find(key.hash + " " + key.shapes);
+      MeasuredTimes times;
+      ++numBlocks;
+      if (it != measured.table.end())
+        times = it->second;
+      else
+        ++numAnalytic;
+      block.setCostAttr(toCostAttr(&getContext(), *cost, times));
+    }
+    if (numAnalytic)
+      module.emitWarning("pipe-annotate-costs: ")
+          << profile << ": " << numAnalytic << " of " << numBlocks
+          << " block(s) have no entry with their hash and shapes; their "
+             "times are analytic";
   }
 
   /// The block's own entry, else the mean over its instances' entries.

@@ -1,0 +1,718 @@
+//===- pipe-profile.cpp - Measure the parts of a model's blocks -----------===//
+//
+//   pipe-profile [MODEL.mlir | --preset NAME] [-o TABLE.json]
+//                [--repeats N] [--warmup N] [--fit-device-model OUT.json]
+//
+// Compiles the model as pipe-train does, with every block instance as its
+// own stage on one simulated host device, and runs it through the runtime
+// (lib/Runtime): once with a zero-bubble schedule (forward, input-gradient,
+// weight-gradient, update) and once with gpipe under recompute (forward,
+// recompute, fused backward, update). Each part's time is the median over
+// --repeats runs after --warmup; a block's time is the mean over its
+// instances. It then times device-to-device sends and host-to-device copies
+// of the runtime's devices. The output is the cost table of
+// docs/profiler.md, which --pipe-annotate-costs=profile= reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Analysis/CostModel.h"
+#include "pipe/Conversion/Passes.h"
+#include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/ModelGen/TransformerGen.h"
+#include "pipe/Pipelines/Pipelines.h"
+#include "pipe/Runtime/Blas.h"
+#include "pipe/Runtime/Devices.h"
+#include "pipe/Runtime/Program.h"
+#include "pipe/Support/InputGuard.h"
+#include "pipe/Support/OutputFile.h"
+#include "pipe/Target/Host/HostPipeline.h"
+#include "pipe/Target/Host/HostTarget.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+namespace modelgen = mlir::pipe::modelgen;
+
+namespace {
+
+const char *kUsage =
+    R"(usage: pipe-profile [MODEL.mlir | --preset NAME] [options]
+
+Measures every part of every block of the model on the host back end and
+writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
+
+  --preset NAME            a pipe-gen preset (default tiny-gpt)
+  --batch N                micro-batch size of a preset (default: its own)
+  --loss KIND              as pipe-train: the loss of MODEL.mlir's result
+  --granularity G          op, layer (default) or coarse
+  --repeats N              measured runs per part (default 5; the median)
+  --warmup N               runs left out first (default 2)
+  -o FILE                  the table (default: standard output)
+  --fit-device-model FILE  also fit a --device-model JSON to the table
+)";
+
+struct Flags {
+  std::string model, preset = "tiny-gpt", loss, granularity = "layer";
+  std::string output = "-", fitDeviceModel;
+  int64_t batch = 0, repeats = 5, warmup = 2;
+};
+
+int fail(const llvm::Twine &message, int code = 1) {
+  llvm::errs() << "pipe-profile: " << message << "\n";
+  return code;
+}
+
+bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc) {
+        error = a + " needs a value";
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    auto count = [&](int64_t &out, int64_t min, int64_t max) {
+      std::string text;
+      if (!value(text))
+        return false;
+      if (!llvm::to_integer(text, out, 10) || out < min || out > max) {
+        error = a + " wants an integer in [" + std::to_string(min) + ", " +
+                std::to_string(max) + "], got '" + text + "'";
+        return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    if (a == "--preset")
+      ok = value(flags.preset);
+    else if (a == "--batch")
+      ok = count(flags.batch, 1, 1 << 16);
+    else if (a == "--loss")
+      ok = value(flags.loss);
+    else if (a == "--granularity")
+      ok = value(flags.granularity);
+    else if (a == "--repeats")
+      ok = count(flags.repeats, 1, 10000);
+    else if (a == "--warmup")
+      ok = count(flags.warmup, 0, 10000);
+    else if (a == "-o")
+      ok = value(flags.output);
+    else if (a == "--fit-device-model")
+      ok = value(flags.fitDeviceModel);
+    else if (!a.empty() && a[0] != '-' && flags.model.empty())
+      flags.model = a;
+    else {
+      error = "unknown argument '" + a + "' (see --help)";
+      return false;
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sources,
+                                const Flags &flags, std::string &error) {
+  if (!flags.model.empty()) {
+    auto module = pipe::parseUntrustedFile(flags.model, context, sources,
+                                           pipe::InputLimits());
+    if (!module)
+      error = "cannot read the model " + flags.model + " (see above)";
+    return module;
+  }
+  std::optional<modelgen::TransformerConfig> config =
+      modelgen::lookupPreset(flags.preset);
+  if (!config) {
+    error = "unknown preset '" + flags.preset + "' (pipe-gen --list-presets)";
+    return nullptr;
+  }
+  if (flags.batch)
+    config->batch = flags.batch;
+  auto generated = modelgen::generateTransformer(context, *config, {});
+  if (!generated) {
+    error = llvm::toString(generated.takeError());
+    return nullptr;
+  }
+  return std::move(generated->module);
+}
+
+/// What the table says about one block (one pipe.block of the forward
+/// graph, before differentiation).
+struct BlockInfo {
+  std::string name;
+  pipe::BlockKey key;
+  pipe::BlockCost cost;
+  std::vector<std::string> instances;
+  /// Part ("forward", "recompute", "backward.input", ...) -> the median of
+  /// each instance, in milliseconds.
+  std::map<std::string, std::vector<double>> parts;
+  std::vector<double> update; // per instance (its stage's update), ms
+  uint64_t paramCount = 0;
+};
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double mean(const std::vector<double> &values) {
+  double sum = 0;
+  for (double v : values)
+    sum += v;
+  return values.empty() ? 0 : sum / double(values.size());
+}
+
+/// The pipe-train ingestion options at `granularity`, one block per unit.
+void setIngestOptions(const Flags &flags,
+                      pipe::IngestPipelineOptions &options) {
+  options.loss = flags.loss;
+  options.granularity = flags.granularity;
+  options.numBlocks = 1;
+}
+
+/// The blocks as --pipe-annotate-costs sees them: formed, not yet
+/// differentiated (differentiation adds the saved results).
+LogicalResult collectBlocks(ModuleOp lifted, const Flags &flags,
+                            std::vector<BlockInfo> &blocks) {
+  OwningOpRef<ModuleOp> formed = lifted.clone();
+  PassManager pm(lifted.getContext());
+  pipe::PipeFormBlocksOptions form;
+  form.granularity = flags.granularity;
+  form.numBlocks = 1;
+  pm.addPass(pipe::createPipeFormBlocks(form));
+  if (failed(pm.run(*formed)))
+    return failure();
+  for (auto block : formed->getOps<pipe::BlockOp>()) {
+    FailureOr<pipe::BlockCost> cost =
+        pipe::estimateBlockCost(block, pipe::CostOptions());
+    if (failed(cost))
+      return failure();
+    BlockInfo info;
+    info.name = block.getSymName().str();
+    info.key = pipe::getBlockKey(block);
+    info.cost = *cost;
+    blocks.push_back(std::move(info));
+  }
+  return success();
+}
+
+/// One profiling run: compiles `lifted` with every block instance as its
+/// own stage on one device under `schedule`, runs it `runs` times with
+/// tracing and returns each compute action's durations (ms, in run order)
+/// by its name without the device prefix, and stage -> instances.
+struct Measured {
+  std::map<std::string, std::vector<double>> durations;
+  std::map<std::string, std::vector<std::string>> stageInstances;
+  std::map<std::string, std::string> instanceBlock;
+};
+
+LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
+                              StringRef schedule, bool recompute, StringRef dir,
+                              Measured &measured, std::string &error) {
+  MLIRContext *context = lifted.getContext();
+  OwningOpRef<ModuleOp> module = lifted.clone();
+  PassManager pm(context);
+  pipe::IngestPipelineOptions ingest;
+  setIngestOptions(flags, ingest);
+  if (llvm::Error err = pipe::buildBlocksPipeline(pm, ingest)) {
+    error = llvm::toString(std::move(err));
+    return failure();
+  }
+  pipe::PipePlaceOptions place;
+  place.devices = 1;
+  place.stagesPerDevice = 0; // one stage per block instance
+  pm.addPass(pipe::createPipePlace(place));
+  pipe::PipeScheduleOptions train;
+  train.kind = schedule.str();
+  train.microbatches = 1;
+  train.recompute = recompute;
+  pm.addPass(pipe::createPipeSchedule(train));
+  pm.addPass(pipe::createPipeVerifySchedule());
+  if (failed(pm.run(*module))) {
+    error = "compiling for schedule " + schedule.str() + " failed (see above)";
+    return failure();
+  }
+  for (auto graph : module->getOps<pipe::GraphOp>())
+    for (auto run : graph.getBody().getOps<pipe::RunOp>())
+      measured.instanceBlock[run.getInstance().str()] = run.getCallee().str();
+  module->walk([&](pipe::StageOp stage) {
+    for (Attribute name : stage.getBlocks())
+      measured.stageInstances[stage.getSymName().str()].push_back(
+          cast<StringAttr>(name).getValue().str());
+  });
+  std::string weights = (dir + "/weights-" + schedule + ".safetensors").str();
+  PassManager lower(context);
+  pipe::PipeLowerToHostOptions lowerOptions;
+  lowerOptions.weights = weights;
+  lower.addPass(pipe::createPipeLowerToHost(lowerOptions));
+  pipe::buildHostToLLVMPipeline(lower);
+  if (failed(lower.run(*module))) {
+    error = "lowering for the host failed (see above)";
+    return failure();
+  }
+  auto jit = pipe::HostJIT::create(*module);
+  if (!jit) {
+    error = "JIT compilation failed: " + llvm::toString(jit.takeError());
+    return failure();
+  }
+  pipe_rt_session_options options;
+  pipe_rt_session_options_init(&options);
+  options.weights_path = weights.c_str();
+  pipe_rt_session *session = nullptr;
+  char message[4096] = {0};
+  if (pipe_rt_session_create(&pipe::HostJIT::lookupCallback, jit->get(),
+                             &options, &session, message,
+                             sizeof(message)) != PIPE_RT_OK) {
+    error = message;
+    return failure();
+  }
+  llvm::scope_exit destroy([&] { pipe_rt_session_destroy(session); });
+
+  // Inputs of the real shapes: floats random, integers zero (a valid token
+  // id and class index of any model).
+  int numInputs = pipe_rt_session_num_inputs(session);
+  std::vector<std::vector<char>> storage(size_t(std::max(numInputs, 0)));
+  std::vector<const void *> inputs;
+  std::mt19937 rng(0);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int k = 0; k < numInputs; ++k) {
+    const char *dtype = nullptr;
+    int rank = 0;
+    const int64_t *shape = nullptr;
+    pipe_rt_session_input_type(session, k, &dtype, &rank, &shape);
+    int64_t elements = 1;
+    for (int d = 0; d < rank; ++d)
+      elements *= shape[d];
+    std::string type = dtype;
+    size_t width = type == "f64" || type == "i64" ? 8 : type == "i1" ? 1 : 4;
+    storage[size_t(k)].assign(size_t(elements) * width, 0);
+    if (type == "f32") {
+      auto *data = reinterpret_cast<float *>(storage[size_t(k)].data());
+      for (int64_t i = 0; i < elements; ++i)
+        data[i] = normal(rng);
+    }
+    inputs.push_back(storage[size_t(k)].data());
+  }
+  pipe_rt_session_set_lr(session, 0.0f); // the weights stay as they are
+  int scheduleIndex = pipe_rt_session_find_schedule(session, nullptr);
+  for (int64_t r = 0; r < flags.warmup; ++r)
+    if (pipe_rt_session_run(session, scheduleIndex, inputs.data(), nullptr) !=
+        PIPE_RT_OK) {
+      error = pipe_rt_session_error(session);
+      return failure();
+    }
+  pipe_rt_session_enable_trace(session, 1);
+  for (int64_t r = 0; r < flags.repeats; ++r)
+    if (pipe_rt_session_run(session, scheduleIndex, inputs.data(), nullptr) !=
+        PIPE_RT_OK) {
+      error = pipe_rt_session_error(session);
+      return failure();
+    }
+  std::string trace = (dir + "/trace-" + schedule + ".json").str();
+  if (pipe_rt_session_write_trace(session, trace.c_str()) != PIPE_RT_OK) {
+    error = pipe_rt_session_error(session);
+    return failure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(trace);
+  if (!buffer) {
+    error = "cannot read the trace " + trace;
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed) {
+    error = "the runtime's trace is not JSON: " +
+            llvm::toString(parsed.takeError());
+    return failure();
+  }
+  const llvm::json::Array *events =
+      parsed->getAsObject() ? parsed->getAsObject()->getArray("traceEvents")
+                            : nullptr;
+  for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
+    if (const llvm::json::Object *e = event.getAsObject())
+      if (e->getString("cat") == StringRef("compute"))
+        if (auto name = e->getString("name"))
+          measured.durations[name->str()].push_back(
+              e->getNumber("dur").value_or(0) / 1000.0);
+  return success();
+}
+
+/// "forward stage 's3' mb 0 step 0" -> ("forward", "s3").
+bool splitAction(StringRef name, std::string &part, std::string &stage) {
+  size_t colon = name.find(": ");
+  if (colon != StringRef::npos)
+    name = name.drop_front(colon + 2);
+  size_t open = name.find(" stage '");
+  if (open == StringRef::npos)
+    return false;
+  part = name.take_front(open).str();
+  StringRef rest = name.drop_front(open + 8);
+  stage = rest.take_until([](char c) { return c == '\''; }).str();
+  return true;
+}
+
+void collectParts(const Measured &measured, std::vector<BlockInfo> &blocks) {
+  std::map<std::string, BlockInfo *> byName;
+  for (BlockInfo &b : blocks)
+    byName[b.name] = &b;
+  for (auto &[name, times] : measured.durations) {
+    std::string part, stage;
+    if (!splitAction(name, part, stage))
+      continue;
+    auto instances = measured.stageInstances.find(stage);
+    // One instance per stage: the stage's time is its block's.
+    if (instances == measured.stageInstances.end() ||
+        instances->second.size() != 1)
+      continue;
+    const std::string &instance = instances->second.front();
+    auto callee = measured.instanceBlock.find(instance);
+    if (callee == measured.instanceBlock.end() || !byName.count(callee->second))
+      continue;
+    BlockInfo &block = *byName[callee->second];
+    if (part == "update")
+      block.update.push_back(median(times));
+    else
+      block.parts[part].push_back(median(times));
+    if (std::find(block.instances.begin(), block.instances.end(), instance) ==
+        block.instances.end())
+      block.instances.push_back(instance);
+  }
+}
+
+/// Seconds per transfer of `bytes` from device 0 to device 1 of the
+/// runtime's devices (median of `repeats`).
+double timeSend(uint64_t bytes, int64_t repeats) {
+  uint64_t capacities[2] = {4 * bytes + (1 << 20), 4 * bytes + (1 << 20)};
+  pipe_rt_devices *devs = pipe_rt_devices_create(2, capacities, 60.0);
+  std::vector<double> seconds;
+  struct State {
+    pipe_rt_devices *devs;
+    uint64_t bytes;
+    int64_t repeats;
+    std::vector<double> *seconds;
+  } state{devs, bytes, repeats, &seconds};
+  pipe_rt_run_devices(
+      devs,
+      [](int device, void *user) {
+        auto &s = *static_cast<State *>(user);
+        void *buffer = nullptr;
+        if (int st = pipe_rt_alloc(s.devs, device, s.bytes, "probe", &buffer))
+          return st;
+        std::memset(buffer, 1, s.bytes);
+        for (int64_t r = 0; r < s.repeats; ++r) {
+          pipe_rt_channel_key key{PIPE_RT_CHANNEL_OTHER, 0, 1, int32_t(r), 0};
+          pipe_rt_token token = 0;
+          auto t0 = std::chrono::steady_clock::now();
+          int st = device == 0
+                       ? pipe_rt_send(s.devs, 0, &key, buffer, s.bytes, &token)
+                       : pipe_rt_recv(s.devs, 1, &key, buffer, s.bytes, &token);
+          if (st || (st = pipe_rt_wait(s.devs, device, token)))
+            return st;
+          if (device == 1)
+            s.seconds->push_back(std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - t0)
+                                     .count());
+        }
+        return pipe_rt_free(s.devs, device, buffer);
+      },
+      &state);
+  pipe_rt_devices_destroy(devs);
+  return median(seconds);
+}
+
+/// Seconds to copy `bytes` of host memory into a buffer of a runtime
+/// device (the host back end's host-to-device copy).
+double timeHostToDevice(uint64_t bytes, int64_t repeats) {
+  uint64_t capacity = bytes + (1 << 20);
+  pipe_rt_devices *devs = pipe_rt_devices_create(1, &capacity, 60.0);
+  void *device = nullptr;
+  pipe_rt_alloc(devs, 0, bytes, "probe", &device);
+  std::vector<char> host(bytes, 1);
+  std::vector<double> seconds;
+  for (int64_t r = 0; r < repeats + 1; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(device, host.data(), bytes);
+    if (r) // the first touches the pages
+      seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count());
+  }
+  pipe_rt_devices_destroy(devs);
+  return median(seconds);
+}
+
+std::string cpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0)
+      return llvm::StringRef(line).split(':').second.trim().str();
+  return "unknown";
+}
+
+struct Transfers {
+  double linkBandwidth = 0, linkLatency = 0, h2dBandwidth = 0;
+};
+
+/// Two sizes fix the latency and the per-byte cost of a line.
+Transfers measureTransfers(int64_t repeats) {
+  constexpr uint64_t small = 64 << 10, large = 8 << 20;
+  Transfers t;
+  double tSmall = timeSend(small, repeats), tLarge = timeSend(large, repeats);
+  double perByte = std::max((tLarge - tSmall) / double(large - small), 1e-15);
+  t.linkBandwidth = 1.0 / perByte;
+  t.linkLatency = std::max(tSmall - double(small) * perByte, 0.0);
+  t.h2dBandwidth = double(large) / timeHostToDevice(large, repeats);
+  return t;
+}
+
+double partMs(const BlockInfo &b, const std::string &part) {
+  auto it = b.parts.find(part);
+  return it == b.parts.end() ? 0 : mean(it->second);
+}
+
+llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
+                            const Transfers &transfers, const Flags &flags,
+                            double optimizerParamsPerSecond) {
+  llvm::json::Array entries;
+  for (const BlockInfo &b : blocks) {
+    if (b.instances.empty())
+      continue;
+    double fused = partMs(b, "backward");
+    entries.push_back(llvm::json::Object{
+        {"name", b.name},
+        {"hash", b.key.hash},
+        {"shapes", b.key.shapes},
+        {"instances", int64_t(b.instances.size())},
+        {"forward_flops", int64_t(b.cost.forwardFlops)},
+        {"backward_input_flops", int64_t(b.cost.backwardInputFlops)},
+        {"backward_weight_flops", int64_t(b.cost.backwardWeightFlops)},
+        {"bytes_accessed", int64_t(b.cost.bytesRead + b.cost.bytesWritten)},
+        {"param_bytes", int64_t(b.cost.paramBytes)},
+        {"forward_ms", partMs(b, "forward")},
+        {"recompute_ms", partMs(b, "recompute")},
+        {"backward_input_ms", partMs(b, "backward.input")},
+        {"backward_weight_ms", partMs(b, "backward.weight")},
+        {"backward_fused_ms", fused},
+        // What the partitioners read: the fused backward where it ran.
+        {"backward_ms", fused > 0 ? fused
+                                  : partMs(b, "backward.input") +
+                                        partMs(b, "backward.weight")},
+        {"update_ms", mean(b.update)},
+    });
+  }
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return llvm::json::Object{
+      {"format", "pipe-profile-1"},
+      {"machine",
+       llvm::json::Object{
+           {"cpu", cpuModel()},
+           {"cores", int64_t(std::thread::hardware_concurrency())}}},
+      {"date", std::string(date)},
+      {"target", "host"},
+      {"model", flags.model.empty() ? "preset:" + flags.preset : flags.model},
+      {"repeats", flags.repeats},
+      {"warmup", flags.warmup},
+      {"blocks", std::move(entries)},
+      {"transfers",
+       llvm::json::Object{{"link_bandwidth", transfers.linkBandwidth},
+                          {"link_latency", transfers.linkLatency},
+                          {"h2d_bandwidth", transfers.h2dBandwidth},
+                          {"d2h_bandwidth", transfers.h2dBandwidth}}},
+      {"optimizer_params_per_second", optimizerParamsPerSecond},
+  };
+}
+
+/// Least squares of t = flops / F + bytes / B over the measured forward and
+/// backward parts (backward bytes taken as twice the forward's), clamped
+/// to positive rates.
+void fitRates(const std::vector<BlockInfo> &blocks, double &flopsPerSecond,
+              double &bytesPerSecond) {
+  double sff = 0, sfb = 0, sbb = 0, sft = 0, sbt = 0;
+  auto add = [&](double flops, double bytes, double ms) {
+    double t = ms * 1e-3;
+    sff += flops * flops, sfb += flops * bytes, sbb += bytes * bytes;
+    sft += flops * t, sbt += bytes * t;
+  };
+  for (const BlockInfo &b : blocks) {
+    if (b.instances.empty())
+      continue;
+    double bytes = double(b.cost.bytesRead + b.cost.bytesWritten);
+    add(double(b.cost.forwardFlops), bytes, partMs(b, "forward"));
+    add(double(b.cost.backwardInputFlops), bytes, partMs(b, "backward.input"));
+    add(double(b.cost.backwardWeightFlops), bytes,
+        partMs(b, "backward.weight"));
+  }
+  double det = sff * sbb - sfb * sfb;
+  double perFlop = 0, perByte = 0;
+  if (det > 0) {
+    perFlop = (sft * sbb - sbt * sfb) / det;
+    perByte = (sff * sbt - sfb * sft) / det;
+  }
+  // A negative coefficient: that term explains nothing; fit the other alone.
+  if (perFlop <= 0 && sbb > 0)
+    perFlop = 0, perByte = sbt / sbb;
+  if (perByte <= 0 && sff > 0)
+    perByte = 0, perFlop = sft / sff;
+  flopsPerSecond = perFlop > 0 ? 1.0 / perFlop : 1e18;
+  bytesPerSecond = perByte > 0 ? 1.0 / perByte : 1e18;
+}
+
+llvm::json::Value deviceModelJson(const std::vector<BlockInfo> &blocks,
+                                  const Transfers &transfers,
+                                  double optimizerParamsPerSecond) {
+  double flops = 0, bandwidth = 0;
+  fitRates(blocks, flops, bandwidth);
+  uint64_t memory =
+      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  return llvm::json::Object{
+      {"name", "fitted-host"},
+      {"notes",
+       "Fitted by pipe-profile: peak_flops and memory_bandwidth are the "
+       "least-squares rates of t = flops/F + bytes/B over the measured "
+       "block parts; links and host copies are timed sends and copies of "
+       "the runtime's devices (docs/profiler.md)."},
+      {"devices", llvm::json::Array{llvm::json::Object{
+                      {"name", cpuModel()},
+                      {"count", 1},
+                      {"memory_bytes", int64_t(memory)},
+                      {"memory_bandwidth", bandwidth},
+                      {"peak_flops", llvm::json::Object{{"f32", flops}}}}}},
+      {"host", llvm::json::Object{{"h2d_pinned", transfers.h2dBandwidth},
+                                  {"d2h_pinned", transfers.h2dBandwidth},
+                                  {"optimizer_params_per_second",
+                                   optimizerParamsPerSecond}}},
+      {"default_link",
+       llvm::json::Object{{"kind", "host-memory"},
+                          {"bandwidth", transfers.linkBandwidth},
+                          {"latency", transfers.linkLatency}}},
+  };
+}
+
+int profile(const Flags &flags) {
+  registerAllPasses();
+  pipe::registerPipePasses();
+  pipe::registerPipeConversionPasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  modelgen::registerModelGenDialects(registry);
+  registry.insert<pipe::PipeDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sources;
+  SourceMgrDiagnosticHandler handler(sources, &context);
+  std::string error;
+  OwningOpRef<ModuleOp> module = loadModel(context, sources, flags, error);
+  if (!module)
+    return fail(error);
+
+  PassManager lift(&context);
+  pipe::IngestPipelineOptions ingest;
+  setIngestOptions(flags, ingest);
+  if (llvm::Error err = pipe::buildLiftPipeline(lift, ingest))
+    return fail(llvm::toString(std::move(err)), 2);
+  if (failed(lift.run(*module)))
+    return fail("the model could not be prepared (see above)");
+  std::vector<BlockInfo> blocks;
+  if (failed(collectBlocks(*module, flags, blocks)))
+    return fail("forming the blocks failed (see above)");
+
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("pipe-profile", dir))
+    return fail("cannot create a scratch directory: " + ec.message());
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+
+  // zb-h1 splits the backward into its input and weight parts; gpipe with
+  // recompute runs the recompute and the fused backward.
+  uint64_t params = 0;
+  for (auto param : module->getOps<pipe::ParamOp>())
+    params += uint64_t(param.getTensorType().getNumElements());
+  double updateMs = 0;
+  for (auto [schedule, recompute] :
+       {std::pair<StringRef, bool>{"zb-h1", false}, {"gpipe", true}}) {
+    Measured measured;
+    if (failed(measureSchedule(*module, flags, schedule, recompute, dir,
+                               measured, error)))
+      return fail(error);
+    collectParts(measured, blocks);
+  }
+  for (BlockInfo &b : blocks) {
+    // Both runs update every stage: the update is the mean of both.
+    updateMs += mean(b.update) * double(b.instances.size());
+  }
+  double optimizerParamsPerSecond =
+      updateMs > 0 ? double(params) / (updateMs * 1e-3) : 0;
+  Transfers transfers = measureTransfers(flags.repeats);
+
+  llvm::json::Value table =
+      tableJson(blocks, transfers, flags, optimizerParamsPerSecond);
+  if (llvm::Error err =
+          pipe::writeOutputFile(flags.output, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", table) << "\n";
+          }))
+    return fail(llvm::toString(std::move(err)));
+  if (!flags.fitDeviceModel.empty())
+    if (llvm::Error err = pipe::writeOutputFile(
+            flags.fitDeviceModel, [&](llvm::raw_ostream &os) {
+              os << llvm::formatv("{0:2}",
+                                  deviceModelJson(blocks, transfers,
+                                                  optimizerParamsPerSecond))
+                 << "\n";
+            }))
+      return fail(llvm::toString(std::move(err)));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  pipe_rt_blas_configure(argv);
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+  Flags flags;
+  std::string error;
+  if (!parseFlags(argc, argv, flags, error))
+    return fail(error, 2);
+  for (const std::string *path : {&flags.output, &flags.fitDeviceModel})
+    if (!path->empty() && *path != "-")
+      if (llvm::Error err = pipe::checkOutputPath(*path))
+        return fail(llvm::toString(std::move(err)), 2);
+  int rc = 1;
+  pipe::runWithLargeStack([&] { rc = profile(flags); });
+  return rc;
+}
