@@ -116,7 +116,7 @@ struct AnnotateCostsPass
       block.setCostAttr(toCostAttr(&getContext(), *cost, times));
     }
     if (numAnalytic)
-      module.emitWarning("pipe-annotate-costs: ")
+      emitWarning(module.getLoc(), "pipe-annotate-costs: ")
           << profile << ": " << numAnalytic << " of " << numBlocks
           << " block(s) have no entry with their hash and shapes; their "
              "times are analytic";

@@ -1,0 +1,51 @@
+// pipe-profile measures every part of every block of the tiny GPT on the
+// host runtime and writes the cost table of docs/profiler.md; the schema's
+// keys are checked, not the timings. --pipe-annotate-costs then finds every
+// block of the same model in the table by hash and shapes (no warning), and
+// the fitted device model is one --device-model accepts.
+// RUN: pipe-gen --model=tiny-gpt > %t.model.mlir
+// RUN: pipe-profile %t.model.mlir --repeats 2 --warmup 1 -o %t.table.json --fit-device-model %t.device.json
+// RUN: FileCheck %s --input-file %t.table.json
+// RUN: FileCheck %s --check-prefix=DEVICE --input-file %t.device.json
+// RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%t.table.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=%t.device.json schedule=1f1b microbatches=2" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANNOTATE
+
+// CHECK: "blocks": [
+// CHECK: "backward_fused_ms": {{[0-9.e-]+}},
+// CHECK: "backward_input_flops": 1024,
+// CHECK: "backward_input_ms":
+// CHECK: "backward_ms":
+// CHECK: "backward_weight_ms":
+// CHECK: "forward_ms":
+// CHECK: "hash": "{{[0-9a-f]+}}",
+// CHECK: "name": "prologue",
+// CHECK: "recompute_ms":
+// CHECK: "shapes": "(tensor<64x32xf32>, tensor<64x32xf32>, tensor<2x16xi64>) -> (tensor<2x16x32xf32>)",
+// CHECK: "update_ms":
+// CHECK: "instances": 2,
+// CHECK: "name": "layer",
+// CHECK: "name": "epilogue",
+// CHECK: "date": "{{[0-9]+-[0-9]+-[0-9]+T}}
+// CHECK: "format": "pipe-profile-1",
+// CHECK: "machine": {
+// CHECK-NEXT: "cores": {{[0-9]+}},
+// CHECK-NEXT: "cpu": "{{.+}}"
+// CHECK: "optimizer_params_per_second":
+// CHECK: "repeats": 2,
+// CHECK: "target": "host",
+// CHECK: "transfers": {
+// CHECK-NEXT: "d2h_bandwidth":
+// CHECK-NEXT: "h2d_bandwidth":
+// CHECK-NEXT: "link_bandwidth":
+// CHECK-NEXT: "link_latency":
+// CHECK: "warmup": 1
+
+// DEVICE: "default_link": {
+// DEVICE: "bandwidth":
+// DEVICE: "memory_bandwidth":
+// DEVICE: "peak_flops": {
+// DEVICE-NEXT: "f32":
+// DEVICE: "optimizer_params_per_second":
+
+// ANNOTATE-NOT: warning
+// ANNOTATE: 2 devices of {{.*}}device.json (f32)
+// ANNOTATE-NOT: warning

@@ -1,0 +1,20 @@
+// The tiny T5 (encoder, decoder and the cross-attention between them):
+// one table entry per distinct block, each with the parts that ran.
+// RUN: pipe-profile --preset tiny-t5 --repeats 1 --warmup 0 -o %t.table.json
+// RUN: FileCheck %s --input-file %t.table.json
+// RUN: not pipe-profile --preset no-such-model 2>&1 | FileCheck %s --check-prefix=PRESET
+// RUN: not pipe-profile --repeats 0 2>&1 | FileCheck %s --check-prefix=REPEATS
+
+// CHECK: "blocks": [
+// CHECK: "name": "prologue",
+// CHECK: "backward_input_ms":
+// CHECK: "hash": "{{[0-9a-f]+}}",
+// CHECK: "name": "layer",
+// CHECK: "name": "middle0",
+// CHECK: "name": "layer_1",
+// CHECK: "name": "epilogue",
+// CHECK: "format": "pipe-profile-1",
+// CHECK: "model": "preset:tiny-t5",
+
+// PRESET: pipe-profile: unknown preset 'no-such-model'
+// REPEATS: pipe-profile: --repeats wants an integer in [1, 10000], got '0'
