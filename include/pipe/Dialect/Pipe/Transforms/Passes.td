@@ -383,7 +383,10 @@ def PipeAnnotateCosts : Pass<"pipe-annotate-costs", "ModuleOp"> {
     tensors counted at `dtype`. A measured `profile` (JSON
     `{"blocks": {"<block or instance>": {"forward_ms": .., "backward_ms": ..}}}`)
     sets the times; an entry for a block wins over entries for its
-    instances, whose mean is used otherwise.
+    instances, whose mean is used otherwise. A `pipe-profile` cost table
+    (`"format": "pipe-profile-1"`, docs/profiler.md) sets the times of the
+    blocks whose structural hash and shapes it lists; the others keep
+    analytic times, counted in one warning.
 
     ```
     pipe-opt model.mlir --pipe-form-blocks \
