@@ -7,6 +7,10 @@
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=rtx2080ti-x8 schedule=1f1b microbatches=4" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANALYTIC
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-slow-layers.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=rtx2080ti-x8 schedule=1f1b microbatches=4" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEASURED
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-slow-layers.json | FileCheck %s --check-prefix=COST
+// The key is structural: a renamed block still finds its entry.
+// RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer -o %t.blocks.mlir
+// RUN: sed -e 's/@layer /@renamed_block /; s/@layer(/@renamed_block(/g' %t.blocks.mlir > %t.renamed.mlir
+// RUN: pipe-opt %t.renamed.mlir --pipe-annotate-costs=profile=%S/Inputs/profile-table-slow-layers.json | FileCheck %s --check-prefix=RENAMED
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-malformed.json 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-missing-field.json 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-no-hash.json 2>&1 | FileCheck %s --check-prefix=NOHASH
@@ -27,6 +31,8 @@
 // COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000
 // COST-LABEL: pipe.block @epilogue
 // COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000
+
+// RENAMED: pipe.block @renamed_block{{.*}}forward_time_ns = 500000000, backward_time_ns = 1000000000
 
 // MALFORMED: error: pipe-annotate-costs: {{.*}}profile-table-malformed.json: invalid JSON
 // MISSING: error: pipe-annotate-costs: {{.*}}profile-table-missing-field.json: missing field 'blocks[1].backward_ms'
