@@ -11,19 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Conversion/Passes.h"
-#include "pipe/Dialect/Pipe/IR/Pipe.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
+#include "pipe/Tools/FrontEnd.h"
 
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -72,23 +66,15 @@ static int compile(const pipe::InputLimits &limits) {
       if (llvm::Error error = pipe::checkOutputPath(*path))
         return fail(llvm::toString(std::move(error)));
 
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registry.insert<pipe::PipeDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // A diagnostic on the module would otherwise print the whole program.
-  context.printOpOnDiagnostic(false);
-
+  std::unique_ptr<MLIRContext> context = pipe::createCompilerContext();
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  SourceMgrDiagnosticHandler handler(sourceMgr, context.get());
   OwningOpRef<ModuleOp> module =
-      pipe::parseUntrustedFile(inputFile, context, sourceMgr, limits);
+      pipe::parseUntrustedFile(inputFile, *context, sourceMgr, limits);
   if (!module)
     return 1;
 
-  PassManager pm(&context);
+  PassManager pm(context.get());
   pipe::PipeLowerToHostOptions options;
   options.deviceMemoryBytes = deviceMemory;
   options.weights = weightsFile;
@@ -107,9 +93,7 @@ static int compile(const pipe::InputLimits &limits) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  registerAllPasses();
-  pipe::registerPipePasses();
-  pipe::registerPipeConversionPasses();
+  pipe::registerCompilerPasses();
   const pipe::InputLimits &limits = pipe::registerInputLimitOptions();
   cl::HideUnrelatedOptions(compileCat);
   cl::ParseCommandLineOptions(argc, argv,

@@ -12,17 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Conversion/Passes.h"
-#include "pipe/Dialect/Pipe/IR/Pipe.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Support/InputGuard.h"
 #include "pipe/Target/Host/HostPipeline.h"
+#include "pipe/Tools/FrontEnd.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -75,17 +70,13 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
 }
 
 int main(int argc, char **argv) {
-  registerAllPasses();
-  pipe::registerPipePasses();
-  pipe::registerPipeConversionPasses();
+  pipe::registerCompilerPasses();
   pipe::registerPipePipelines();
   pipe::registerCompilePipelines();
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
+  pipe::registerCompilerDialects(registry);
   registerAllGPUToLLVMIRTranslations(registry);
-  registry.insert<pipe::PipeDialect>();
 
   const pipe::InputLimits &limits = pipe::registerInputLimitOptions();
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Analysis/CostModel.h"
+#include "pipe/Analysis/DeviceModelFit.h"
 #include "pipe/Conversion/Passes.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
@@ -28,11 +29,9 @@
 #include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
+#include "pipe/Tools/FrontEnd.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -73,8 +72,9 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
   --fit-device-model FILE  also fit a --device-model JSON to the table
 )";
 
-struct Flags {
-  std::string model, preset = "tiny-gpt", loss, granularity = "layer";
+/// Of the ingest flags only --loss is pipe-profile's.
+struct Flags : pipe::ModelIngestFlags {
+  std::string model, preset = "tiny-gpt", granularity = "layer";
   std::string output = "-", fitDeviceModel;
   int64_t batch = 0, repeats = 5, warmup = 2;
 };
@@ -135,31 +135,6 @@ bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
   return true;
 }
 
-OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sources,
-                                const Flags &flags, std::string &error) {
-  if (!flags.model.empty()) {
-    auto module = pipe::parseUntrustedFile(flags.model, context, sources,
-                                           pipe::InputLimits());
-    if (!module)
-      error = "cannot read the model " + flags.model + " (see above)";
-    return module;
-  }
-  std::optional<modelgen::TransformerConfig> config =
-      modelgen::lookupPreset(flags.preset);
-  if (!config) {
-    error = "unknown preset '" + flags.preset + "' (pipe-gen --list-presets)";
-    return nullptr;
-  }
-  if (flags.batch)
-    config->batch = flags.batch;
-  auto generated = modelgen::generateTransformer(context, *config, {});
-  if (!generated) {
-    error = llvm::toString(generated.takeError());
-    return nullptr;
-  }
-  return std::move(generated->module);
-}
-
 /// What the table says about one block (one pipe.block of the forward
 /// graph, before differentiation).
 struct BlockInfo {
@@ -187,14 +162,6 @@ double mean(const std::vector<double> &values) {
   for (double v : values)
     sum += v;
   return values.empty() ? 0 : sum / double(values.size());
-}
-
-/// The pipe-train ingestion options at `granularity`, one block per unit.
-void setIngestOptions(const Flags &flags,
-                      pipe::IngestPipelineOptions &options) {
-  options.loss = flags.loss;
-  options.granularity = flags.granularity;
-  options.numBlocks = 1;
 }
 
 /// The blocks as --pipe-annotate-costs sees them: formed, not yet
@@ -240,7 +207,8 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   OwningOpRef<ModuleOp> module = lifted.clone();
   PassManager pm(context);
   pipe::IngestPipelineOptions ingest;
-  setIngestOptions(flags, ingest);
+  // As pipe-train ingests, with one block per unit at granularity coarse.
+  pipe::setIngestOptions(flags, flags.granularity, /*numBlocks=*/1, ingest);
   if (llvm::Error err = pipe::buildBlocksPipeline(pm, ingest)) {
     error = llvm::toString(std::move(err));
     return failure();
@@ -552,46 +520,27 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
   };
 }
 
-/// Least squares of t = flops / F + bytes / B over the measured forward and
-/// backward parts (backward bytes taken as twice the forward's), clamped
-/// to positive rates.
-void fitRates(const std::vector<BlockInfo> &blocks, double &flopsPerSecond,
-              double &bytesPerSecond) {
-  double sff = 0, sfb = 0, sbb = 0, sft = 0, sbt = 0;
-  auto add = [&](double flops, double bytes, double ms) {
-    double t = ms * 1e-3;
-    sff += flops * flops, sfb += flops * bytes, sbb += bytes * bytes;
-    sft += flops * t, sbt += bytes * t;
-  };
+/// The forward and backward parts that ran, as --fit-device-model fits
+/// them (a backward part's bytes taken as the forward's).
+std::vector<pipe::MeasuredPart>
+getMeasuredParts(const std::vector<BlockInfo> &blocks) {
+  std::vector<pipe::MeasuredPart> parts;
   for (const BlockInfo &b : blocks) {
     if (b.instances.empty())
       continue;
     double bytes = double(b.cost.bytesRead + b.cost.bytesWritten);
-    add(double(b.cost.forwardFlops), bytes, partMs(b, "forward"));
-    add(double(b.cost.backwardInputFlops), bytes, partMs(b, "backward.input"));
-    add(double(b.cost.backwardWeightFlops), bytes,
-        partMs(b, "backward.weight"));
+    for (auto [flops, part] :
+         {std::pair<uint64_t, const char *>{b.cost.forwardFlops, "forward"},
+          {b.cost.backwardInputFlops, "backward.input"},
+          {b.cost.backwardWeightFlops, "backward.weight"}})
+      parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3});
   }
-  double det = sff * sbb - sfb * sfb;
-  double perFlop = 0, perByte = 0;
-  if (det > 0) {
-    perFlop = (sft * sbb - sbt * sfb) / det;
-    perByte = (sff * sbt - sfb * sft) / det;
-  }
-  // A negative coefficient: that term explains nothing; fit the other alone.
-  if (perFlop <= 0 && sbb > 0)
-    perFlop = 0, perByte = sbt / sbb;
-  if (perByte <= 0 && sff > 0)
-    perByte = 0, perFlop = sft / sff;
-  flopsPerSecond = perFlop > 0 ? 1.0 / perFlop : 1e18;
-  bytesPerSecond = perByte > 0 ? 1.0 / perByte : 1e18;
+  return parts;
 }
 
-llvm::json::Value deviceModelJson(const std::vector<BlockInfo> &blocks,
+llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
                                   const Transfers &transfers,
                                   double optimizerParamsPerSecond) {
-  double flops = 0, bandwidth = 0;
-  fitRates(blocks, flops, bandwidth);
   uint64_t memory =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   return llvm::json::Object{
@@ -601,12 +550,13 @@ llvm::json::Value deviceModelJson(const std::vector<BlockInfo> &blocks,
        "least-squares rates of t = flops/F + bytes/B over the measured "
        "block parts; links and host copies are timed sends and copies of "
        "the runtime's devices (docs/profiler.md)."},
-      {"devices", llvm::json::Array{llvm::json::Object{
-                      {"name", cpuModel()},
-                      {"count", 1},
-                      {"memory_bytes", int64_t(memory)},
-                      {"memory_bandwidth", bandwidth},
-                      {"peak_flops", llvm::json::Object{{"f32", flops}}}}}},
+      {"devices",
+       llvm::json::Array{llvm::json::Object{
+           {"name", cpuModel()},
+           {"count", 1},
+           {"memory_bytes", int64_t(memory)},
+           {"memory_bandwidth", rates.memoryBandwidth},
+           {"peak_flops", llvm::json::Object{{"f32", rates.peakFlops}}}}}},
       {"host", llvm::json::Object{{"h2d_pinned", transfers.h2dBandwidth},
                                   {"d2h_pinned", transfers.h2dBandwidth},
                                   {"optimizer_params_per_second",
@@ -619,27 +569,25 @@ llvm::json::Value deviceModelJson(const std::vector<BlockInfo> &blocks,
 }
 
 int profile(const Flags &flags) {
-  registerAllPasses();
-  pipe::registerPipePasses();
-  pipe::registerPipeConversionPasses();
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  modelgen::registerModelGenDialects(registry);
-  registry.insert<pipe::PipeDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
+  pipe::registerCompilerPasses();
+  std::unique_ptr<MLIRContext> context = pipe::createCompilerContext();
   llvm::SourceMgr sources;
-  SourceMgrDiagnosticHandler handler(sources, &context);
+  SourceMgrDiagnosticHandler handler(sources, context.get());
   std::string error;
-  OwningOpRef<ModuleOp> module = loadModel(context, sources, flags, error);
+  OwningOpRef<ModuleOp> module = pipe::loadModel(
+      *context, sources, flags.model, StringRef(flags.preset),
+      [&](modelgen::TransformerConfig &config, std::string &) {
+        if (flags.batch)
+          config.batch = flags.batch;
+        return true;
+      },
+      error);
   if (!module)
     return fail(error);
 
-  PassManager lift(&context);
+  PassManager lift(context.get());
   pipe::IngestPipelineOptions ingest;
-  setIngestOptions(flags, ingest);
+  pipe::setIngestOptions(flags, flags.granularity, /*numBlocks=*/1, ingest);
   if (llvm::Error err = pipe::buildLiftPipeline(lift, ingest))
     return fail(llvm::toString(std::move(err)), 2);
   if (failed(lift.run(*module)))
@@ -675,6 +623,16 @@ int profile(const Flags &flags) {
   double optimizerParamsPerSecond =
       updateMs > 0 ? double(params) / (updateMs * 1e-3) : 0;
   Transfers transfers = measureTransfers(flags.repeats);
+  // Fitted before anything is written: a rate the blocks cannot resolve
+  // fails the run and leaves every output as it was.
+  pipe::FittedRates rates;
+  if (!flags.fitDeviceModel.empty()) {
+    llvm::Expected<pipe::FittedRates> fitted =
+        pipe::fitDeviceRates(getMeasuredParts(blocks));
+    if (!fitted)
+      return fail(llvm::toString(fitted.takeError()));
+    rates = *fitted;
+  }
 
   llvm::json::Value table =
       tableJson(blocks, transfers, flags, optimizerParamsPerSecond);
@@ -687,7 +645,7 @@ int profile(const Flags &flags) {
     if (llvm::Error err = pipe::writeOutputFile(
             flags.fitDeviceModel, [&](llvm::raw_ostream &os) {
               os << llvm::formatv("{0:2}",
-                                  deviceModelJson(blocks, transfers,
+                                  deviceModelJson(rates, transfers,
                                                   optimizerParamsPerSecond))
                  << "\n";
             }))

@@ -28,12 +28,9 @@
 #include "pipe/Target/CUDA/CudaPipeline.h"
 #include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Target/Host/HostTarget.h"
+#include "pipe/Tools/FrontEnd.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -142,7 +139,9 @@ Training options are those of pipe-runner, with other defaults here:
 
 )";
 
-struct CompileFlags {
+/// --loss, --loss-reduction, --loss-result, --init, --init-seed and --freeze
+/// are the ingest flags of the base.
+struct CompileFlags : pipe::ModelIngestFlags {
   std::string model, preset, artifact, emitScheduled;
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   bool sizesGiven = false;
@@ -157,11 +156,7 @@ struct CompileFlags {
   bool recompute = false, constantMemory = false, compileOnly = false;
   std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
-  std::string loss, lossReduction = "mean";
-  int64_t lossResult = 0;
-  std::string init, saveInitWeights, granularity = "auto";
-  std::vector<std::string> freeze;
-  int64_t initSeed = 0;
+  std::string saveInitWeights, granularity = "auto";
 };
 
 int fail(const llvm::Twine &message, int code = pipe_rt::ExitError) {
@@ -322,71 +317,41 @@ bool fitsInHostMemory(uint64_t params, std::string &error) {
 /// The model to train: parsed, or generated from a preset or the default.
 OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                                 const CompileFlags &flags, std::string &error) {
-  if (!flags.model.empty()) {
-    auto module = pipe::parseUntrustedFile(flags.model, context, sourceMgr,
-                                           pipe::InputLimits());
-    if (!module)
-      error = "cannot read the model " + flags.model + " (see above)";
-    return module;
-  }
-  modelgen::TransformerConfig config;
-  if (!flags.preset.empty()) {
-    std::optional<modelgen::TransformerConfig> preset =
-        modelgen::lookupPreset(flags.preset);
+  std::optional<StringRef> preset;
+  if (!flags.preset.empty())
+    preset = flags.preset;
+  auto configure = [&](modelgen::TransformerConfig &config,
+                       std::string &error) {
     if (!preset) {
-      error = "unknown preset '" + flags.preset + "' (pipe-gen --list-presets)";
-      return nullptr;
+      // Byte-level GPT: every byte is a token, so any file is data.
+      config.name = "byte-gpt";
+      config.family = modelgen::ModelFamily::Gpt2;
+      config.vocab = 256;
     }
-    config = *preset;
-  } else {
-    // Byte-level GPT: every byte is a token, so any file is data.
-    config.name = "byte-gpt";
-    config.family = modelgen::ModelFamily::Gpt2;
-    config.vocab = 256;
-  }
-  if (flags.preset.empty() || flags.sizesGiven) {
-    config.layers = flags.layers;
-    config.dModel = flags.dModel;
-    config.heads = flags.heads;
-    config.ff = flags.ff;
-    config.seq = flags.seq;
-    config.maxPositions = std::max(config.maxPositions, flags.seq);
-  }
-  if (flags.batch % flags.microbatches != 0) {
-    error = "--batch " + std::to_string(flags.batch) +
-            " is not a multiple of --microbatches " +
-            std::to_string(flags.microbatches);
-    return nullptr;
-  }
-  config.batch = flags.batch / flags.microbatches;
-  if (llvm::Error err = modelgen::verifyConfig(config)) {
-    error = llvm::toString(std::move(err));
-    return nullptr;
-  }
-  // Before generating: the generator itself holds every weight.
-  if (!fitsInHostMemory(modelgen::countParameters(config).total(), error))
-    return nullptr;
-  modelgen::GenerateOptions options;
-  auto generated = modelgen::generateTransformer(context, config, options);
-  if (!generated) {
-    error = llvm::toString(generated.takeError());
-    return nullptr;
-  }
-  return std::move(generated->module);
-}
-
-/// The compile pipelines' options from the flags (pipe/Pipelines). The
-/// options are typed, so that no flag's text can reach a pipeline string.
-void setIngestOptions(const CompileFlags &flags, StringRef granularity,
-                      pipe::IngestPipelineOptions &options) {
-  options.loss = flags.loss;
-  options.lossReduction = flags.lossReduction;
-  options.lossResult = unsigned(flags.lossResult);
-  options.init = flags.init;
-  options.initSeed = uint64_t(flags.initSeed);
-  options.freeze = ArrayRef<std::string>(flags.freeze);
-  options.granularity = granularity.str();
-  options.numBlocks = flags.devices * flags.stagesPerDevice;
+    if (!preset || flags.sizesGiven) {
+      config.layers = flags.layers;
+      config.dModel = flags.dModel;
+      config.heads = flags.heads;
+      config.ff = flags.ff;
+      config.seq = flags.seq;
+      config.maxPositions = std::max(config.maxPositions, flags.seq);
+    }
+    if (flags.batch % flags.microbatches != 0) {
+      error = "--batch " + std::to_string(flags.batch) +
+              " is not a multiple of --microbatches " +
+              std::to_string(flags.microbatches);
+      return false;
+    }
+    config.batch = flags.batch / flags.microbatches;
+    if (llvm::Error err = modelgen::verifyConfig(config)) {
+      error = llvm::toString(std::move(err));
+      return false;
+    }
+    // Before generating: the generator itself holds every weight.
+    return fitsInHostMemory(modelgen::countParameters(config).total(), error);
+  };
+  return pipe::loadModel(context, sourceMgr, flags.model, preset, configure,
+                         error);
 }
 
 /// Stages the placement needs blocks for; a parameter-server schedule
@@ -423,7 +388,8 @@ int ingest(ModuleOp module, const CompileFlags &flags, StringRef granularity,
                                 const pipe::IngestPipelineOptions &)) {
   PassManager pm(module.getContext());
   pipe::IngestPipelineOptions options;
-  setIngestOptions(flags, granularity, options);
+  pipe::setIngestOptions(flags, granularity,
+                         flags.devices * flags.stagesPerDevice, options);
   if (llvm::Error err = build(pm, options))
     return fail(llvm::toString(std::move(err)), pipe_rt::ExitUsage);
   if (failed(pm.run(module)))
@@ -576,23 +542,12 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
                     const std::vector<std::string> &rest,
                     std::chrono::steady_clock::time_point start) {
   std::string error;
-  registerAllPasses();
-  pipe::registerPipePasses();
-  pipe::registerPipeConversionPasses();
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  modelgen::registerModelGenDialects(registry);
-  registry.insert<pipe::PipeDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // A diagnostic on the module would otherwise print the whole model.
-  context.printOpOnDiagnostic(false);
-
+  pipe::registerCompilerPasses();
+  std::unique_ptr<MLIRContext> context = pipe::createCompilerContext();
   // Diagnostics of every pass quote the model's lines.
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = loadModel(context, sourceMgr, flags, error);
+  SourceMgrDiagnosticHandler handler(sourceMgr, context.get());
+  OwningOpRef<ModuleOp> module = loadModel(*context, sourceMgr, flags, error);
   if (!module)
     return fail(error);
 
@@ -619,7 +574,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   if (isTosa(*module)) {
     std::printf("== TOSA input: lowering it to linalg (--pipe-import-tosa)\n");
     std::fflush(stdout);
-    PassManager import(&context);
+    PassManager import(context.get());
     import.addPass(pipe::createPipeImportTosa());
     if (failed(import.run(*module)))
       return fail("the TOSA model could not be lowered (see above)");
@@ -653,7 +608,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
     params += uint64_t(param.getTensorType().getNumElements());
   if (!fitsInHostMemory(params, error))
     return fail(error);
-  PassManager scheduling(&context);
+  PassManager scheduling(context.get());
   pipe::PartitionAndSchedulePipelineOptions scheduleOptions;
   setScheduleOptions(flags, scheduleOptions);
   if (llvm::Error err =
@@ -673,7 +628,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
             path, [&](llvm::raw_ostream &os) { module->print(os); }))
       return fail(llvm::toString(std::move(err)));
   }
-  PassManager lowerToHost(&context);
+  PassManager lowerToHost(context.get());
   pipe::PipeLowerToHostOptions lowerOptions;
   lowerOptions.weights = weights;
   // The run is held to the capacities the plan was checked against.
@@ -694,7 +649,7 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   }
   if (flags.target == "cuda")
     return compileForCuda(*module, flags, dir, rest);
-  PassManager lower(&context);
+  PassManager lower(context.get());
   pipe::buildHostToLLVMPipeline(lower);
   if (failed(lower.run(*module)))
     return fail("lowering to LLVM failed (see above)");

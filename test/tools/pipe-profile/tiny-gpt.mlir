@@ -1,13 +1,12 @@
 // pipe-profile measures every part of every block of the tiny GPT on the
 // host runtime and writes the cost table of docs/profiler.md; the schema's
 // keys are checked, not the timings. --pipe-annotate-costs then finds every
-// block of the same model in the table by hash and shapes (no warning), and
-// the fitted device model is one --device-model accepts.
+// block of the same model in the table by hash and shapes (no warning).
+// fit-device-model.mlir tests --fit-device-model.
 // RUN: pipe-gen --model=tiny-gpt > %t.model.mlir
-// RUN: pipe-profile %t.model.mlir --repeats 2 --warmup 1 -o %t.table.json --fit-device-model %t.device.json
+// RUN: pipe-profile %t.model.mlir --repeats 2 --warmup 1 -o %t.table.json
 // RUN: FileCheck %s --input-file %t.table.json
-// RUN: FileCheck %s --check-prefix=DEVICE --input-file %t.device.json
-// RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%t.table.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=%t.device.json schedule=1f1b microbatches=2" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANNOTATE
+// RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%t.table.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=h200 schedule=1f1b microbatches=2" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANNOTATE
 
 // CHECK: "blocks": [
 // CHECK: "backward_fused_ms": {{[0-9.e-]+}},
@@ -39,13 +38,6 @@
 // CHECK-NEXT: "link_latency":
 // CHECK: "warmup": 1
 
-// DEVICE: "default_link": {
-// DEVICE: "bandwidth":
-// DEVICE: "memory_bandwidth":
-// DEVICE: "peak_flops": {
-// DEVICE-NEXT: "f32":
-// DEVICE: "optimizer_params_per_second":
-
 // ANNOTATE-NOT: warning
-// ANNOTATE: 2 devices of {{.*}}device.json (f32)
+// ANNOTATE: 2 devices of h200 (f32)
 // ANNOTATE-NOT: warning

@@ -1,0 +1,40 @@
+//===- DeviceModelFit.h - Device rates from measured parts ------*- C++ -*-===//
+//
+// pipe-profile --fit-device-model (docs/profiler.md) fits the two rates of a
+// device model, peak FLOP/s and memory bandwidth, to the measured times of
+// the blocks' parts against their analytic FLOPs and bytes. A rate the
+// measurements cannot resolve is an error, never a made-up number.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_ANALYSIS_DEVICEMODELFIT_H
+#define PIPE_ANALYSIS_DEVICEMODELFIT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir::pipe {
+
+/// One measured part of a block (forward, input gradient, weight gradient):
+/// its analytic work and its time.
+struct MeasuredPart {
+  double flops = 0, bytes = 0, seconds = 0;
+};
+
+/// The rates of t = flops / peakFlops + bytes / memoryBandwidth.
+struct FittedRates {
+  double peakFlops = 0;       // FLOP/s
+  double memoryBandwidth = 0; // bytes/s
+};
+
+/// The least-squares fit of t = flops / F + bytes / B over `parts`. Fails
+/// with a message naming the rate that `parts` cannot resolve: both where
+/// the parts' FLOPs and bytes are (nearly) in one proportion, so that no
+/// part separates one cost from the other; one where its coefficient comes
+/// out non-positive, that is where the other term alone explains the times
+/// (the rate would be infinite or negative).
+llvm::Expected<FittedRates> fitDeviceRates(llvm::ArrayRef<MeasuredPart> parts);
+
+} // namespace mlir::pipe
+
+#endif // PIPE_ANALYSIS_DEVICEMODELFIT_H

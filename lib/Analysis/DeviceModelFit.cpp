@@ -1,0 +1,52 @@
+//===- DeviceModelFit.cpp - Device rates from measured parts --------------===//
+
+#include "pipe/Analysis/DeviceModelFit.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// Below this, det / (sff * sbb) (the squared sine of the angle between the
+/// FLOP and byte columns) leaves the two coefficients to rounding and noise.
+static constexpr double kMinSeparation = 1e-9;
+
+static constexpr const char *kAdvice =
+    "; profile a larger model or more blocks";
+
+llvm::Expected<FittedRates>
+mlir::pipe::fitDeviceRates(llvm::ArrayRef<MeasuredPart> parts) {
+  double sff = 0, sfb = 0, sbb = 0, sft = 0, sbt = 0;
+  for (const MeasuredPart &part : parts) {
+    sff += part.flops * part.flops, sfb += part.flops * part.bytes;
+    sbb += part.bytes * part.bytes;
+    sft += part.flops * part.seconds, sbt += part.bytes * part.seconds;
+  }
+  double det = sff * sbb - sfb * sfb;
+  if (!(det > kMinSeparation * sff * sbb))
+    return llvm::createStringError(
+        llvm::Twine("cannot fit the peak FLOP rate or the memory bandwidth: "
+                    "the measured blocks' FLOPs and bytes are in one "
+                    "proportion, so their times do not separate FLOP cost "
+                    "from byte cost") +
+        kAdvice);
+  double perFlop = (sft * sbb - sbt * sfb) / det;
+  double perByte = (sff * sbt - sfb * sft) / det;
+  if (perFlop <= 0 && perByte <= 0)
+    return llvm::createStringError(
+        llvm::Twine("cannot fit the peak FLOP rate or the memory bandwidth: "
+                    "the measured times do not grow with the blocks' FLOPs "
+                    "or bytes") +
+        kAdvice);
+  if (perFlop <= 0)
+    return llvm::createStringError(
+        llvm::Twine("cannot fit the peak FLOP rate: the measured blocks do "
+                    "not separate FLOP cost from byte cost (their bytes "
+                    "alone explain the times)") +
+        kAdvice);
+  if (perByte <= 0)
+    return llvm::createStringError(
+        llvm::Twine("cannot fit the memory bandwidth: the measured blocks do "
+                    "not separate byte cost from FLOP cost (their FLOPs "
+                    "alone explain the times)") +
+        kAdvice);
+  return FittedRates{1.0 / perFlop, 1.0 / perByte};
+}

@@ -1,0 +1,99 @@
+//===- DeviceModelFitTest.cpp - Unit tests for fitting a device's rates ---===//
+
+#include "pipe/Analysis/DeviceModelFit.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+
+std::string errorOf(llvm::Expected<FittedRates> rates) {
+  if (rates)
+    return "";
+  return llvm::toString(rates.takeError());
+}
+
+/// Parts timed exactly as a device of `flopsPerSecond` and `bytesPerSecond`
+/// would run them, plus `flopSeconds` per FLOP and `byteSeconds` per byte.
+std::vector<MeasuredPart> timedParts(double flopsPerSecond,
+                                     double bytesPerSecond,
+                                     double flopSeconds = 0,
+                                     double byteSeconds = 0) {
+  std::vector<MeasuredPart> parts;
+  for (auto [flops, bytes] : {std::pair<double, double>{4e9, 1e6},
+                              {1e6, 3e8},
+                              {2e9, 5e7},
+                              {8e8, 8e8}})
+    parts.push_back({flops, bytes,
+                     flops / flopsPerSecond + bytes / bytesPerSecond +
+                         flops * flopSeconds + bytes * byteSeconds});
+  return parts;
+}
+
+TEST(DeviceModelFit, RecoversTheRatesOfExactTimes) {
+  llvm::Expected<FittedRates> rates = fitDeviceRates(timedParts(5e10, 2e10));
+  ASSERT_TRUE(bool(rates)) << llvm::toString(rates.takeError());
+  EXPECT_NEAR(rates->peakFlops / 5e10, 1.0, 1e-9);
+  EXPECT_NEAR(rates->memoryBandwidth / 2e10, 1.0, 1e-9);
+}
+
+TEST(DeviceModelFit, ProportionalFlopsAndBytesResolveNeither) {
+  // Blocks of one shape: every part has four bytes per FLOP.
+  std::vector<MeasuredPart> parts{
+      {1e6, 4e6, 1e-3}, {2e6, 8e6, 2.1e-3}, {3e6, 12e6, 2.9e-3}};
+  std::string error = errorOf(fitDeviceRates(parts));
+  EXPECT_NE(error.find("cannot fit the peak FLOP rate or the memory "
+                       "bandwidth: the measured blocks' FLOPs and bytes are "
+                       "in one proportion"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("profile a larger model or more blocks"),
+            std::string::npos)
+      << error;
+}
+
+TEST(DeviceModelFit, NoFlopsOrNoPartsResolveNeither) {
+  std::vector<MeasuredPart> noFlops{{0, 4e6, 1e-3}, {0, 8e6, 2e-3}};
+  EXPECT_NE(errorOf(fitDeviceRates(noFlops)).find("in one proportion"),
+            std::string::npos);
+  EXPECT_NE(errorOf(fitDeviceRates({})).find("in one proportion"),
+            std::string::npos);
+}
+
+TEST(DeviceModelFit, TimesFallingWithFlopsLeaveThePeakRateUnresolved) {
+  // The bytes explain the times; the FLOPs' least-squares coefficient is
+  // negative.
+  std::string error =
+      errorOf(fitDeviceRates(timedParts(1e30, 2e10, /*flopSeconds=*/-1e-14)));
+  EXPECT_EQ(error.rfind("cannot fit the peak FLOP rate: the measured blocks "
+                        "do not separate FLOP cost from byte cost",
+                        0),
+            0u)
+      << error;
+}
+
+TEST(DeviceModelFit, TimesFallingWithBytesLeaveTheBandwidthUnresolved) {
+  std::string error = errorOf(
+      fitDeviceRates(timedParts(5e10, 1e30, 0, /*byteSeconds=*/-1e-14)));
+  EXPECT_EQ(error.rfind("cannot fit the memory bandwidth: the measured blocks "
+                        "do not separate byte cost from FLOP cost",
+                        0),
+            0u)
+      << error;
+}
+
+TEST(DeviceModelFit, ZeroTimesResolveNeither) {
+  std::vector<MeasuredPart> parts = timedParts(5e10, 2e10);
+  for (MeasuredPart &part : parts)
+    part.seconds = 0;
+  EXPECT_NE(errorOf(fitDeviceRates(parts))
+                .find("the measured times do not grow with the blocks' FLOPs "
+                      "or bytes"),
+            std::string::npos);
+}
+
+} // namespace
