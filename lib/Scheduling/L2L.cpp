@@ -130,6 +130,8 @@ public:
               builder.append(dev, ActionKind::Prefetch, s, mb, step));
       };
       SmallVector<int> hostWork;
+      // This step's ps.update token of each stage.
+      SmallVector<int> update(pipeline.getNumStages(), -1);
       int previousPush = -1;
       for (unsigned j = n; j-- > 0;) {
         unsigned s = order[j];
@@ -147,12 +149,19 @@ public:
           compute(ActionKind::Recompute, s, mb, step);
           compute(ActionKind::Backward, s, mb, step);
         }
-        if (pendingUpdate[s] >= 0)
-          builder.wait(dev, {pendingUpdate[s]});
+        // The host sums a param's pushes until its update consumes them:
+        // the previous step's update of every stage sharing a param with
+        // this one (tied weights) must be done before this push.
+        SmallVector<int> before;
+        for (unsigned t : pipeline.getStagesSharingParamsWith(s))
+          if (pendingUpdate[t] >= 0) {
+            before.push_back(pendingUpdate[t]);
+            pendingUpdate[t] = -1;
+          }
+        builder.wait(dev, before);
         int push = builder.append(dev, ActionKind::Push, s, -1, step);
-        int update = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
-        hostWork.push_back(update);
-        pendingUpdate[s] = update;
+        update[s] = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
+        hostWork.push_back(update[s]);
         builder.append(dev, ActionKind::Release, s, -1, step);
         // A push that lags (copy engine slower than the backward) would
         // otherwise keep one more gradient buffer per stage on the device.
@@ -163,6 +172,7 @@ public:
       if (options.hostUpdate != HostUpdateMode::Plain &&
           step + 1 < options.steps) {
         builder.wait(dev, {previousPush});
+        pendingUpdate = std::move(update);
         continue;
       }
       // The next step loads parameters the host optimizer wrote.

@@ -104,8 +104,9 @@ private:
   /// compute on the same).
   SmallVector<int> loadedVersion;
   std::map<WorkKey, int> forwardLoadedVersion;
-  /// Per stage: the token of its last ps.update while not waited on.
-  std::map<int, int> unwaitedHostUpdate;
+  /// Per stage: the token and step of its last ps.update while not waited
+  /// on.
+  std::map<int, std::pair<int, unsigned>> unwaitedHostUpdate;
   std::map<std::pair<unsigned, int>, std::set<WorkKey>> unusedReleases;
   std::set<std::tuple<unsigned, int, unsigned>> reduced;
   std::map<std::pair<int, unsigned>, std::set<unsigned>> reduceArrived;
@@ -469,7 +470,8 @@ void Checker::execute(unsigned d, int index) {
         break;
       case ActionKind::HostUpdate: {
         auto it = unwaitedHostUpdate.find(producer.stage);
-        if (it != unwaitedHostUpdate.end() && it->second == producer.token)
+        if (it != unwaitedHostUpdate.end() &&
+            it->second.first == producer.token)
           unwaitedHostUpdate.erase(it);
         break;
       }
@@ -545,13 +547,21 @@ void Checker::execute(unsigned d, int index) {
                "uses the gradient of shared parameter @" +
                    pipeline.sharedParams[p].name +
                    " before it is reduced (pipe.reduce_grad)");
-    // The host sums pushes until an update consumes them: a push before
-    // the previous update of its stage is done would join that update.
-    if (a.kind == ActionKind::Push && unwaitedHostUpdate.count(a.stage))
-      report(d, index,
-             "pushes the gradient of " + s +
-                 " before waiting for the previous ps.update of its "
-                 "parameters, which would consume this gradient too");
+    // The host sums a param's pushes until an update consumes them: a push
+    // before an earlier step's update of a stage holding one of its params
+    // is done would join that update.
+    if (a.kind == ActionKind::Push)
+      for (unsigned t : pipeline.getStagesSharingParamsWith(a.stage))
+        if (auto it = unwaitedHostUpdate.find(t);
+            it != unwaitedHostUpdate.end() && it->second.second < a.step) {
+          report(d, index,
+                 "pushes the gradient of " + s +
+                     " before waiting for the previous ps.update of " +
+                     (t == unsigned(a.stage) ? std::string("its")
+                                             : stageName(t) + ", which shares") +
+                     " parameters, which would consume this gradient too");
+          break;
+        }
     if (a.kind == ActionKind::Push)
       pushDone[{a.stage, a.step}] = true;
     else
@@ -562,7 +572,7 @@ void Checker::execute(unsigned d, int index) {
     if (!pushDone[{a.stage, a.step}])
       report(d, index, "runs before the gradient of " + s + " is pushed");
     ++updates[a.stage];
-    unwaitedHostUpdate[a.stage] = a.token;
+    unwaitedHostUpdate[a.stage] = {a.token, a.step};
     break;
   case ActionKind::ReduceGrad:
     if (a.param >= 0 && a.param < (int)pipeline.sharedParams.size())
