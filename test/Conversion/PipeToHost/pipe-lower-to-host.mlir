@@ -297,7 +297,8 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
 // ps.load(stage, step, version) returns a token; -1: the latest weights.
-// CHECK:         %[[L0:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[M1]]) : (!llvm.ptr, i32, i32, i32) -> i64
+// The first load names weight version 0; the others the latest (-1).
+// CHECK:         %[[L0:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32, i32) -> i64
 // CHECK:         %[[L1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L0]])
 // Every forward here is recomputed later: keep = 0.
@@ -411,7 +412,7 @@ pipe.placement @one graph @model devices 1 {
 }
 pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
   pipe.device 0 {
-    %0 = pipe.ps.load @s0
+    %0 = pipe.ps.load @s0 version 0
     %1 = pipe.ps.load @s1
     pipe.wait %0
     pipe.forward @s0 mb 0
