@@ -108,7 +108,8 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
                                    {"stash", "stale"}))
     return err;
   if (llvm::Error err =
-          checkOneOf("l2l-update", options.hostUpdate, {"plain", "overlap"}))
+          checkOneOf("l2l-update", options.hostUpdate,
+                     {"plain", "overlap", "delayed"}))
     return err;
   for (auto [option, value] :
        {std::pair<StringRef, unsigned>{"devices", options.devices},
@@ -165,9 +166,9 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   train.weights = options.asyncWeights;
   train.hostUpdate = options.hostUpdate;
   train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
-  // Overlapped host updates reach into the next step only within one
-  // schedule: it covers several.
-  if (traits.parameterServer && options.hostUpdate == "overlap")
+  // Overlapped and delayed host updates reach into the next step only
+  // within one schedule: it covers several.
+  if (traits.parameterServer && options.hostUpdate != "plain")
     train.steps = options.l2lSteps;
   // Evaluation runs the forward passes only; gpipe's order does for any
   // placement. A parameter-server schedule (L2L) streams each block's

@@ -131,6 +131,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   // Who holds which param.
   std::vector<bool> psParam(m.params.size(), false);
   session->psSpare.resize(m.params.size());
+  session->psSecondSpare.resize(m.params.size());
   session->psShadows.resize(m.params.size());
   run->holders.assign(m.params.size(), {});
   for (size_t s = 0; s < m.stages.size(); ++s)

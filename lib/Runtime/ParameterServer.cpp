@@ -83,6 +83,7 @@ int ParameterServer::start(RunState &run, std::string &error) {
     Master &master = masters[int(p)];
     master.value = sp.value.data();
     master.step = sp.step;
+    master.versions = {master.value};
     if (!wantsBf16(run, int(p)))
       continue;
     // The session's shadow, narrowed again only when it does not match the
@@ -129,8 +130,10 @@ void ParameterServer::commit(pipe_rt_session &session, int pid) const {
   const Master &master = masters.at(pid);
   SessionParam &sp = session.params[pid];
   SessionParam &spare = session.psSpare[pid];
-  if (master.updated)
+  if (master.value == spare.value.data())
     sp.value.swap(spare.value);
+  else if (master.value == session.psSecondSpare[pid].data())
+    sp.value.swap(session.psSecondSpare[pid]);
   if (master.wroteState0)
     sp.state0.swap(spare.state0);
   if (master.wroteState1)
@@ -146,21 +149,57 @@ void ParameterServer::clear() {
   grads.clear(); // pushed but not consumed: a failed run
 }
 
-std::vector<JobQueue::Pending>
-ParameterServer::lastUpdates(const std::vector<int> &pids) {
-  std::vector<JobQueue::Pending> updates;
+int ParameterServer::updatesFor(const std::vector<int> &pids, int version,
+                                std::vector<JobQueue::Pending> &updates,
+                                std::string &error) {
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids) {
-    auto it = lastUpdate.find(pid);
-    if (it != lastUpdate.end())
-      updates.push_back(it->second);
+    const std::vector<JobQueue::Pending> &queued = queuedUpdates[pid];
+    if (version < 0) {
+      if (!queued.empty())
+        updates.push_back(queued.back());
+      continue;
+    }
+    masters[pid].versioned = true;
+    if (size_t(version) > queued.size()) {
+      error = "weight version " + std::to_string(version) +
+              " needs that many ps.updates of its params before the load; " +
+              std::to_string(queued.size()) + " are issued";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    if (version > 0)
+      updates.push_back(queued[size_t(version) - 1]);
   }
-  return updates;
+  return PIPE_RT_OK;
 }
 
-const unsigned char *ParameterServer::master(int pid) {
+void ParameterServer::loading(const std::vector<int> &pids, JobQueue *q,
+                              const JobQueue::JobPtr &job) {
   std::lock_guard<std::mutex> lock(mu);
-  return masters[pid].value;
+  for (int pid : pids)
+    pendingLoads[pid].push_back({q, job});
+}
+
+const unsigned char *ParameterServer::master(int pid, int version) {
+  std::lock_guard<std::mutex> lock(mu);
+  const Master &m = masters[pid];
+  if (version < 0)
+    return m.value;
+  return size_t(version) < m.versions.size() ? m.versions[size_t(version)]
+                                             : nullptr;
+}
+
+bool ParameterServer::versionedLoads(int pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  return masters[pid].versioned;
+}
+
+void ParameterServer::recordVersion(Master &master, bool wrote) {
+  if (wrote)
+    for (const unsigned char *&older : master.versions)
+      if (older == master.value)
+        older = nullptr;
+  master.versions.push_back(master.value);
 }
 
 BufferPtr ParameterServer::shadow(int pid) {
@@ -200,33 +239,48 @@ void ParameterServer::pushing(const std::vector<int> &pids, JobQueue *q,
     pendingPushes[pid].push_back({q, job});
 }
 
+namespace {
+std::vector<JobQueue::Pending>
+take(std::map<int, std::vector<JobQueue::Pending>> &pending,
+     const std::vector<int> &pids) {
+  std::vector<JobQueue::Pending> taken;
+  for (int pid : pids) {
+    auto it = pending.find(pid);
+    if (it == pending.end())
+      continue;
+    taken.insert(taken.end(), it->second.begin(), it->second.end());
+    pending.erase(it);
+  }
+  return taken;
+}
+} // namespace
+
 std::vector<JobQueue::Pending>
 ParameterServer::takePushes(const std::vector<int> &pids) {
-  std::vector<JobQueue::Pending> pushes;
   std::lock_guard<std::mutex> lock(mu);
-  for (int pid : pids) {
-    auto it = pendingPushes.find(pid);
-    if (it == pendingPushes.end())
-      continue;
-    pushes.insert(pushes.end(), it->second.begin(), it->second.end());
-    pendingPushes.erase(it);
-  }
-  return pushes;
+  return take(pendingPushes, pids);
+}
+
+std::vector<JobQueue::Pending>
+ParameterServer::takeLoads(const std::vector<int> &pids) {
+  std::lock_guard<std::mutex> lock(mu);
+  return take(pendingLoads, pids);
 }
 
 void ParameterServer::updating(const std::vector<int> &pids,
                                const JobQueue::JobPtr &job) {
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids)
-    lastUpdate[pid] = {queue.get(), job};
+    queuedUpdates[pid].push_back({queue.get(), job});
 }
 
 /// Out of place from the session's committed weights and state into its
 /// spare copy the first time in a run, in place on the spare copy after
-/// that.
+/// that; weights `outOfPlace` always, into the spare that does not hold the
+/// latest ones.
 pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
-                                              Master &ps,
-                                              const Gradient &grad) {
+                                              Master &ps, const Gradient &grad,
+                                              bool outOfPlace) {
   SessionParam &committed = session.params[pid];
   SessionParam &spare = session.psSpare[pid];
   pipe_rt_optim_update u{};
@@ -267,28 +321,39 @@ pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
       state(adam, spare.state1, committed.state1, ps.wroteState1, u.state1_in);
   spare.value.resize(committed.value.size());
   u.param = reinterpret_cast<float *>(spare.value.data());
-  if (!ps.updated)
+  if (outOfPlace) {
+    std::vector<unsigned char> &second = session.psSecondSpare[pid];
+    second.resize(committed.value.size());
+    if (ps.value == spare.value.data())
+      u.param = reinterpret_cast<float *>(second.data());
+    u.param_in = reinterpret_cast<const float *>(ps.value);
+  } else if (!ps.updated) {
     u.param_in = reinterpret_cast<const float *>(committed.value.data());
+  }
   return u;
 }
 
 int ParameterServer::update(pipe_rt_session &session, int pid,
-                            std::string &error) {
+                            bool outOfPlace, std::string &error) {
   Gradient *grad;
   Master *master;
   BufferPtr shadow; // bf16 transfers
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto it = grads.find(pid);
-    if (it == grads.end())
-      return PIPE_RT_OK; // no gradient pushed: skipped, as torch skips None
-    grad = &it->second;
     master = &masters[pid];
+    auto it = grads.find(pid);
+    if (it == grads.end()) {
+      // No gradient pushed: skipped, as torch skips None; the next version
+      // is the same weights.
+      recordVersion(*master, /*wrote=*/false);
+      return PIPE_RT_OK;
+    }
+    grad = &it->second;
     auto sh = shadows.find(pid);
     if (sh != shadows.end())
       shadow = sh->second;
   }
-  pipe_rt_optim_update u = prepare(session, pid, *master, *grad);
+  pipe_rt_optim_update u = prepare(session, pid, *master, *grad, outOfPlace);
   // The next ps.load of the param copies its bf16 rounding: written by the
   // optimizer's workers, once per update, not per load.
   if (shadow)
@@ -303,6 +368,7 @@ int ParameterServer::update(pipe_rt_session &session, int pid,
   master->value = reinterpret_cast<const unsigned char *>(u.param);
   master->updated = true;
   ++master->step;
+  recordVersion(*master, /*wrote=*/true);
   grads.erase(pid);
   return PIPE_RT_OK;
 }
@@ -344,12 +410,18 @@ int loadBf16(RunState &run, int device, Buffer &dst, const Buffer &shadow,
 extern "C" {
 
 int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
-                            int32_t step) {
+                            int32_t step, int32_t version) {
   if (!ctx)
     return -PIPE_RT_INVALID_ARGUMENT;
   std::string what = describe(ctx, "ps.load", stage, -1, step);
+  if (version >= 0)
+    what += " version " + std::to_string(version);
   if (int st = checkPsStage(ctx, what, stage, step))
     return -st;
+  if (version < -1)
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                 what + ": weight version " + std::to_string(version) +
+                     " is negative");
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
   DeviceState &ds = deviceOf(ctx);
@@ -371,13 +443,34 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   }
   RunState *runp = &run;
   int device = ctx->device;
-  std::vector<int> pids;
-  for (auto &[pid, b] : copies)
+  // A version counts the updates of trainable params; frozen ones never
+  // change, so every version of them is the latest.
+  std::vector<int> pids, versioned;
+  for (auto &[pid, b] : copies) {
     pids.push_back(pid);
-  std::vector<JobQueue::Pending> updates = run.ps.lastUpdates(pids);
-  return submitJob(
+    if (m.params[pid].trainable)
+      versioned.push_back(pid);
+    if (version >= 0 && run.ps.bf16(pid))
+      return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                   what + ": param '" + m.params[pid].name +
+                       "' crosses the link as bf16, whose one shadow per "
+                       "param holds only the latest weights; versioned loads "
+                       "(delayed updates) need f32 transfers");
+  }
+  std::vector<JobQueue::Pending> updates;
+  {
+    std::string error;
+    if (int st = run.ps.updatesFor(versioned, version, updates, error))
+      return -fail(ctx, st, what + ": " + error);
+  }
+  std::vector<int> versionOf(copies.size(), -1);
+  for (size_t i = 0; i < copies.size(); ++i)
+    if (m.params[copies[i].first].trainable)
+      versionOf[i] = version;
+  JobQueue::JobPtr job;
+  int64_t token = submitJob(
       ctx, run.transfers->h2d(device), TrackKind::H2D, "h2d", what,
-      [runp, device, copies, updates](std::string &error) {
+      [runp, device, copies, updates, versionOf](std::string &error) {
         if (int st = waitFor(updates)) {
           error = "an earlier ps.update of these params failed";
           return st;
@@ -403,14 +496,26 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
                           error);
             continue;
           }
-          st = runp->memory.toDevice(Lane::H2D, *b, runp->ps.master(pid),
-                                     b->bytes, error);
+          const unsigned char *weights = runp->ps.master(pid, versionOf[i]);
+          if (!weights) {
+            error = "param '" + runp->m->params[pid].name +
+                    "': weight version " + std::to_string(versionOf[i]) +
+                    " was overwritten by a later ps.update (the parameter "
+                    "server keeps the latest two versions)";
+            st = PIPE_RT_INVALID_ARGUMENT;
+            break;
+          }
+          st = runp->memory.toDevice(Lane::H2D, *b, weights, b->bytes, error);
         }
         std::string drained;
         int end = runp->memory->endBatch(device, Lane::H2D,
                                          st == PIPE_RT_OK ? error : drained);
         return st != PIPE_RT_OK ? st : end;
-      });
+      },
+      &job);
+  if (token > 0)
+    run.ps.loading(pids, &run.transfers->h2d(device), job);
+  return token;
 }
 
 int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
@@ -500,23 +605,35 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
     if (run->ps.holds(pid) && run->m->params[pid].trainable)
       owned.push_back(pid);
   std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned);
+  // An update may write the buffer an earlier load still reads.
+  std::vector<JobQueue::Pending> loads = run->ps.takeLoads(owned);
+  std::vector<char> outOfPlace;
+  for (int pid : owned)
+    outOfPlace.push_back(run->ps.versionedLoads(pid));
+  std::vector<JobQueue::Pending> after = pushes;
+  after.insert(after.end(), loads.begin(), loads.end());
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
-      [run, owned, pushes](std::string &error) {
+      [run, owned, pushes, loads, outOfPlace](std::string &error) {
         if (int st = waitFor(pushes)) {
           error = "a ps.push of these params failed";
           return st;
         }
-        for (int pid : owned)
-          if (int st = run->ps.update(*run->session, pid, error))
+        if (int st = waitFor(loads)) {
+          error = "a ps.load of these params failed";
+          return st;
+        }
+        for (size_t i = 0; i < owned.size(); ++i)
+          if (int st = run->ps.update(*run->session, owned[i],
+                                      outOfPlace[i] != 0, error))
             return st;
         return int(PIPE_RT_OK);
       },
       // The next step's forward needs the lowest stages first, and an L2L
       // backward pushes them last: among the updates whose pushes are
       // done, they jump the queue.
-      &job, {step, stage}, pushes);
+      &job, {step, stage}, after);
   if (token > 0)
     run->ps.updating(owned, job);
   return token;

@@ -14,6 +14,11 @@
 // the two. So a failed run leaves the session as it was, and no run copies
 // the masters in or out (302M params: 3.6 GB per step otherwise).
 //
+// Once a ps.load names a weight version (delayed updates), every update of
+// the param writes out of place, alternating between psSpare and
+// psSecondSpare, so that the version before the latest stays readable; a
+// load of version v waits for the v-th update, not the last one.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef PIPE_RUNTIME_PARAMETERSERVER_H
@@ -63,10 +68,19 @@ public:
   bool bf16(int pid) const { return shadows.count(pid) != 0; }
 
   // ps.load
-  /// The last queued update of each of `pids` (a load waits for them).
-  std::vector<JobQueue::Pending> lastUpdates(const std::vector<int> &pids);
-  /// The latest weights of `pid`, manifest dtype.
-  const unsigned char *master(int pid);
+  /// The updates a load of `pids` waits for: the last queued one of each
+  /// (`version` -1), or the one that writes weight version `version`. Fails
+  /// when no update that writes it is issued yet; a version names the
+  /// weights after that many updates of the trainable params.
+  int updatesFor(const std::vector<int> &pids, int version,
+                 std::vector<JobQueue::Pending> &updates, std::string &error);
+  /// `job` loads `pids`: their next update waits for it (it may overwrite
+  /// what the load reads).
+  void loading(const std::vector<int> &pids, JobQueue *queue,
+               const JobQueue::JobPtr &job);
+  /// The weights of `pid` in `version` (-1: the latest), manifest dtype;
+  /// null when a later update overwrote them.
+  const unsigned char *master(int pid, int version);
   /// The bf16 shadow of `pid`, or null.
   BufferPtr shadow(int pid);
 
@@ -79,11 +93,17 @@ public:
                const JobQueue::JobPtr &job);
 
   // ps.update
-  /// The pushes `pids`' update waits for, forgotten here.
+  /// The pushes and loads `pids`' update waits for, forgotten here.
   std::vector<JobQueue::Pending> takePushes(const std::vector<int> &pids);
+  std::vector<JobQueue::Pending> takeLoads(const std::vector<int> &pids);
   /// The host optimizer's update of `pid` with the gradients pushed since
   /// its last one (none: skipped, as torch skips None).
-  int update(pipe_rt_session &session, int pid, std::string &error);
+  /// `outOfPlace` (a load of the param named a version before the update
+  /// was issued): writes the spare that does not hold the latest weights.
+  int update(pipe_rt_session &session, int pid, bool outOfPlace,
+             std::string &error);
+  /// Whether a load of `pid` named a weight version in this run.
+  bool versionedLoads(int pid);
   /// `job` updates `pids`: their next loads wait for it.
   void updating(const std::vector<int> &pids, const JobQueue::JobPtr &job);
 
@@ -93,6 +113,11 @@ private:
     int64_t step = 0;                     // optimizer updates so far
     bool updated = false;                 // the latest state is the spare
     bool wroteState0 = false, wroteState1 = false;
+    /// A load named a weight version: updates write out of place.
+    bool versioned = false;
+    /// The weights after each update run of this run (index: version; 0:
+    /// the committed ones); null where a later update overwrote them.
+    std::vector<const unsigned char *> versions;
   };
   /// The gradient pushed for a param since its last update: the one pushed
   /// copy as it arrived in host memory (f32 or bf16; the host optimizer
@@ -104,7 +129,11 @@ private:
     std::vector<float> sum;
   };
   static pipe_rt_optim_update prepare(pipe_rt_session &session, int pid,
-                                      Master &master, const Gradient &grad);
+                                      Master &master, const Gradient &grad,
+                                      bool outOfPlace);
+  /// Records `master`'s latest weights as its next version; `wrote`: an
+  /// update wrote them, so older versions in the same buffer are gone.
+  static void recordVersion(Master &master, bool wrote);
 
   std::vector<bool> held;
   std::mutex mu;
@@ -117,8 +146,10 @@ private:
   // Copies and updates run on different queues, so the data dependences
   // between them are explicit: an update waits for the pushes of its
   // params, a load for the last update of its params.
-  std::map<int, std::vector<JobQueue::Pending>> pendingPushes;
-  std::map<int, JobQueue::Pending> lastUpdate;
+  std::map<int, std::vector<JobQueue::Pending>> pendingPushes, pendingLoads;
+  /// Every update of each param queued in this run, in order: the v-th
+  /// writes version v.
+  std::map<int, std::vector<JobQueue::Pending>> queuedUpdates;
   std::unique_ptr<JobQueue> queue;
 };
 

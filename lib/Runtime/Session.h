@@ -103,6 +103,10 @@ struct pipe_rt_session {
   /// from `params`, see ParameterServer.h); swapped with `params` when the run
   /// succeeds. Kept across runs so that nothing is allocated per step.
   std::vector<pipe_rt::SessionParam> psSpare;
+  /// Versioned ps.loads (delayed updates): the weights alternate between
+  /// `psSpare` and this, so that the version before the latest stays
+  /// readable while an update writes the next.
+  std::vector<std::vector<unsigned char>> psSecondSpare;
   /// ps_transfer = bf16: the bf16 shadow of each parameter-server master,
   /// kept across runs (memory from a run's allocHost, page-locked on a GPU,
   /// freed with `free`) so that a run does not narrow every master again.

@@ -21,6 +21,14 @@
 // stage's update token with its load. Layer 0's update is issued last, so
 // the host optimizer runs the queued update of the lowest stage first.
 //
+// With HostUpdateMode::Delayed, step k > 0 of the schedule computes on the
+// weights before step k-1's update: its loads (forward and backward) name
+// weight version k-1, which the runtime keeps while step k-1's update
+// writes version k next to it. So no load waits for the previous step's
+// update, which the host runs while the device computes; the device waits
+// for it only before pushing the same stage's next gradient (the host
+// accumulates pushes until an update consumes them).
+//
 // The last stage stays resident from its forward into its backward. With
 // `constantMemory`, every micro-batch's boundary input is offloaded to the
 // host after its forward and prefetched back, one stage ahead, for the
@@ -60,16 +68,24 @@ public:
     ScheduleBuilder builder(pipeline, getName(), m, options.steps,
                             options.forwardOnly);
     const unsigned dev = 0;
+    bool delayed =
+        options.hostUpdate == HostUpdateMode::Delayed && !options.forwardOnly;
     auto load = [&](unsigned s, unsigned step) {
-      return builder.append(dev, ActionKind::Load, s, -1, step);
+      ScheduleAction action;
+      action.kind = ActionKind::Load;
+      action.stage = s;
+      action.step = step;
+      if (delayed)
+        action.version = step == 0 ? 0 : step - 1;
+      return builder.append(dev, std::move(action));
     };
     auto compute = [&](ActionKind kind, unsigned s, unsigned mb,
                        unsigned step) {
       builder.append(dev, kind, s, mb, step);
     };
 
-    // Overlap: the previous step's ps.update token of each stage, waited
-    // with the stage's next load.
+    // The previous step's ps.update token of each stage, waited with the
+    // stage's next load (overlap) or before its next push (delayed).
     SmallVector<int> pendingUpdate(pipeline.getNumStages(), -1);
     for (unsigned step = 0; step < options.steps; ++step) {
       SmallVector<int> loadToken(pipeline.getNumStages(), -1);
@@ -83,11 +99,12 @@ public:
         unsigned s = order[j];
         if (j + 1 < n)
           loadToken[order[j + 1]] = load(order[j + 1], step);
-        if (pendingUpdate[s] >= 0)
+        if (pendingUpdate[s] >= 0 && !delayed) {
           builder.wait(dev, {loadToken[s], pendingUpdate[s]});
-        else
+          pendingUpdate[s] = -1;
+        } else {
           builder.wait(dev, {loadToken[s]});
-        pendingUpdate[s] = -1;
+        }
         bool last = j + 1 == n;
         for (unsigned mb = 0; mb < m; ++mb) {
           compute(ActionKind::Forward, s, mb, step);
@@ -113,6 +130,8 @@ public:
               builder.append(dev, ActionKind::Prefetch, s, mb, step));
       };
       SmallVector<int> hostWork;
+      // This step's ps.update token of each stage.
+      SmallVector<int> update(pipeline.getNumStages(), -1);
       int previousPush = -1;
       for (unsigned j = n; j-- > 0;) {
         unsigned s = order[j];
@@ -130,10 +149,19 @@ public:
           compute(ActionKind::Recompute, s, mb, step);
           compute(ActionKind::Backward, s, mb, step);
         }
+        // The host sums a param's pushes until its update consumes them:
+        // the previous step's update of every stage sharing a param with
+        // this one (tied weights) must be done before this push.
+        SmallVector<int> before;
+        for (unsigned t : pipeline.getStagesSharingParamsWith(s))
+          if (pendingUpdate[t] >= 0) {
+            before.push_back(pendingUpdate[t]);
+            pendingUpdate[t] = -1;
+          }
+        builder.wait(dev, before);
         int push = builder.append(dev, ActionKind::Push, s, -1, step);
-        int update = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
-        hostWork.push_back(update);
-        pendingUpdate[s] = update;
+        update[s] = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
+        hostWork.push_back(update[s]);
         builder.append(dev, ActionKind::Release, s, -1, step);
         // A push that lags (copy engine slower than the backward) would
         // otherwise keep one more gradient buffer per stage on the device.
@@ -141,9 +169,10 @@ public:
           builder.wait(dev, {previousPush});
         previousPush = push;
       }
-      if (options.hostUpdate == HostUpdateMode::Overlap &&
+      if (options.hostUpdate != HostUpdateMode::Plain &&
           step + 1 < options.steps) {
         builder.wait(dev, {previousPush});
+        pendingUpdate = std::move(update);
         continue;
       }
       // The next step loads parameters the host optimizer wrote.

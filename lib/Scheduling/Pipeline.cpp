@@ -81,6 +81,16 @@ SmallVector<unsigned> Pipeline::getSharedParamsOf(unsigned stage) const {
   return result;
 }
 
+SmallVector<unsigned>
+Pipeline::getStagesSharingParamsWith(unsigned stage) const {
+  SmallVector<unsigned> result = {stage};
+  for (unsigned p : getSharedParamsOf(stage))
+    llvm::append_range(result, sharedParams[p].stages);
+  llvm::sort(result);
+  result.erase(llvm::unique(result), result.end());
+  return result;
+}
+
 LogicalResult Pipeline::validate(ScheduleDiagFn diag) const {
   if (stages.empty()) {
     diag("the pipeline has no stages");

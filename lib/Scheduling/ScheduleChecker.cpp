@@ -70,6 +70,9 @@ private:
   void execute(unsigned d, int index);
   bool activationsPresent(unsigned d, int index, const ScheduleAction &action);
   bool paramsPresent(unsigned d, int index, const ScheduleAction &action);
+  /// Parameter-server stages: a recompute or backward computes on the
+  /// weight version its forward used.
+  void sameLoadedVersion(unsigned d, int index, const ScheduleAction &action);
   bool received(bool gradient, int src, int dst, int mb, unsigned step) {
     return recvWaited.count({gradient, src, dst, mb, step});
   }
@@ -96,6 +99,14 @@ private:
   SmallVector<int> updates;
   /// Per stage: 0 not loaded, 1 load issued, 2 load waited.
   SmallVector<int> residency;
+  /// Per parameter-server stage: the weight version its latest load reads,
+  /// and the one each forward computed on (its recompute and backward must
+  /// compute on the same).
+  SmallVector<int> loadedVersion;
+  std::map<WorkKey, int> forwardLoadedVersion;
+  /// Per stage: the token and step of its last ps.update while not waited
+  /// on.
+  std::map<int, std::pair<int, unsigned>> unwaitedHostUpdate;
   std::map<std::pair<unsigned, int>, std::set<WorkKey>> unusedReleases;
   std::set<std::tuple<unsigned, int, unsigned>> reduced;
   std::map<std::pair<int, unsigned>, std::set<unsigned>> reduceArrived;
@@ -327,6 +338,19 @@ bool Checker::activationsPresent(unsigned d, int index,
   return true;
 }
 
+void Checker::sameLoadedVersion(unsigned d, int index,
+                                const ScheduleAction &a) {
+  if (!managedStage[a.stage])
+    return;
+  auto it = forwardLoadedVersion.find({a.stage, a.microbatch, a.step});
+  if (it == forwardLoadedVersion.end() || it->second == loadedVersion[a.stage])
+    return;
+  report(d, index,
+         "computes on weight version " + Twine(loadedVersion[a.stage]) +
+             " of " + stageName(a.stage) + ", but its forward used version " +
+             Twine(it->second) + "; the gradient would not be of the loss");
+}
+
 bool Checker::paramsPresent(unsigned d, int index, const ScheduleAction &a) {
   if (!managedStage[a.stage] || residency[a.stage] == 2)
     return true;
@@ -366,6 +390,8 @@ void Checker::execute(unsigned d, int index) {
                  " has been updated " + Twine(updates[a.stage]) +
                  " times at this point");
     forwardVersion[key] = a.version;
+    if (managedStage[a.stage])
+      forwardLoadedVersion[key] = loadedVersion[a.stage];
     forwardDone.insert(key);
     break;
   }
@@ -374,6 +400,7 @@ void Checker::execute(unsigned d, int index) {
       report(d, index, "recomputes" + mb + " before its forward");
     activationsPresent(d, index, a);
     paramsPresent(d, index, a);
+    sameLoadedVersion(d, index, a);
     recomputeDone.insert(key);
     break;
   case ActionKind::Backward:
@@ -395,6 +422,7 @@ void Checker::execute(unsigned d, int index) {
     }
     activationsPresent(d, index, a);
     paramsPresent(d, index, a);
+    sameLoadedVersion(d, index, a);
     if (a.version >= 0 && a.version != forwardVersion[key] &&
         a.version != updates[a.stage])
       report(d, index,
@@ -440,6 +468,13 @@ void Checker::execute(unsigned d, int index) {
         if (residency[producer.stage] == 1)
           residency[producer.stage] = 2;
         break;
+      case ActionKind::HostUpdate: {
+        auto it = unwaitedHostUpdate.find(producer.stage);
+        if (it != unwaitedHostUpdate.end() &&
+            it->second.first == producer.token)
+          unwaitedHostUpdate.erase(it);
+        break;
+      }
       case ActionKind::Prefetch:
         prefetchWaited.insert(pkey);
         break;
@@ -449,14 +484,31 @@ void Checker::execute(unsigned d, int index) {
     }
     break;
   case ActionKind::Load:
-    // The runtime runs a load after the last ps.update of its params issued
-    // before it, so step k's load must follow the k updates before it.
-    if (!schedule.forwardOnly && updates[a.stage] < a.step)
+    if (a.version >= 0) {
+      // A versioned load reads the weights after exactly `version` updates;
+      // the parameter server keeps the latest two.
+      if (a.version > updates[a.stage])
+        report(d, index,
+               "loads weight version " + Twine(a.version) + " of " + s +
+                   ", but only " + Twine(updates[a.stage]) +
+                   " updates of its parameters are issued before it");
+      else if (a.version + 1 < updates[a.stage])
+        report(d, index,
+               "loads weight version " + Twine(a.version) + " of " + s +
+                   " after " + Twine(updates[a.stage]) +
+                   " updates of its parameters are issued; the parameter "
+                   "server keeps only the latest two versions");
+    } else if (!schedule.forwardOnly && updates[a.stage] < a.step) {
+      // The runtime runs a load after the last ps.update of its params
+      // issued before it, so step k's load must follow the k updates
+      // before it.
       report(d, index,
              "loads " + s + " for step " + Twine(a.step) + " after only " +
                  Twine(updates[a.stage]) +
                  " updates of its parameters are issued; the load would "
                  "read weights that miss an earlier step's update");
+    }
+    loadedVersion[a.stage] = a.version >= 0 ? a.version : updates[a.stage];
     if (residency[a.stage] == 0)
       residency[a.stage] = 1;
     break;
@@ -495,6 +547,21 @@ void Checker::execute(unsigned d, int index) {
                "uses the gradient of shared parameter @" +
                    pipeline.sharedParams[p].name +
                    " before it is reduced (pipe.reduce_grad)");
+    // The host sums a param's pushes until an update consumes them: a push
+    // before an earlier step's update of a stage holding one of its params
+    // is done would join that update.
+    if (a.kind == ActionKind::Push)
+      for (unsigned t : pipeline.getStagesSharingParamsWith(a.stage))
+        if (auto it = unwaitedHostUpdate.find(t);
+            it != unwaitedHostUpdate.end() && it->second.second < a.step) {
+          report(d, index,
+                 "pushes the gradient of " + s +
+                     " before waiting for the previous ps.update of " +
+                     (t == unsigned(a.stage) ? std::string("its")
+                                             : stageName(t) + ", which shares") +
+                     " parameters, which would consume this gradient too");
+          break;
+        }
     if (a.kind == ActionKind::Push)
       pushDone[{a.stage, a.step}] = true;
     else
@@ -505,6 +572,7 @@ void Checker::execute(unsigned d, int index) {
     if (!pushDone[{a.stage, a.step}])
       report(d, index, "runs before the gradient of " + s + " is pushed");
     ++updates[a.stage];
+    unwaitedHostUpdate[a.stage] = {a.token, a.step};
     break;
   case ActionKind::ReduceGrad:
     if (a.param >= 0 && a.param < (int)pipeline.sharedParams.size())
@@ -528,6 +596,7 @@ void Checker::play() {
   unsigned numDevices = schedule.devices.size();
   updates.assign(pipeline.getNumStages(), 0);
   residency.assign(pipeline.getNumStages(), 0);
+  loadedVersion.assign(pipeline.getNumStages(), 0);
   memoryReported.assign(numDevices, false);
   std::optional<MemoryTracker> memory;
   if (machine)

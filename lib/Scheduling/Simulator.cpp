@@ -103,6 +103,9 @@ private:
   /// Per stage: when its last update run ended (a ps.load reads the
   /// weights it wrote).
   std::map<int, double> lastUpdateEnd;
+  /// Per stage: when each of its update runs ended, in order (a load of
+  /// weight version v reads what the v-th wrote).
+  std::map<int, std::vector<double>> updateEnds;
   double hostOptimizerFree = 0;
   double makespan = 0;
   std::vector<MemoryEvent> memoryEvents;
@@ -230,6 +233,17 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
     return time;
   }
   case ActionKind::Load: {
+    if (a.version >= 0) {
+      const std::vector<double> &ends = updateEnds[a.stage];
+      if (ends.size() < size_t(a.version)) {
+        why = "the host update that writes the weight version it loads has "
+              "not run";
+        return std::nullopt;
+      }
+      double written = a.version > 0 ? ends[a.version - 1] : 0.0;
+      return std::max(
+          {state.hostTime, state.h2dFree, state.lastRelease, written});
+    }
     if (llvm::any_of(hostQueue, [&](const HostJob &job) {
           return job.action->stage == a.stage;
         })) {
@@ -281,6 +295,7 @@ void Simulator::runHostUpdate() {
   report.hostOptimizerBusy += end - start;
   tokenTime[{job.device, a.token}] = end;
   lastUpdateEnd[a.stage] = end;
+  updateEnds[a.stage].push_back(end);
   traceEvent(traceLabel(a), "host", 3 * devices.size(), start, end);
 }
 

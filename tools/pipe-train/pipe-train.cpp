@@ -109,9 +109,13 @@ Placement and schedule:
                          (default 4)
   --constant-memory      l2l: offload boundary activations to the host
   --l2l-update MODE      l2l: plain (default: each step waits for all host
-                         updates) or overlap (a layer's next forward waits
-                         only for its own update; same results)
-  --l2l-steps N          l2l overlap: optimizer steps per run (default 4)
+                         updates), overlap (a layer's next forward waits
+                         only for its own update; same results) or delayed
+                         (step k of a run computes on the weights before
+                         step k-1's update, which the host applies while
+                         the device runs step k)
+  --l2l-steps N          l2l overlap/delayed: optimizer steps per run
+                         (default 4)
 Output:
   --artifact DIR         write DIR/program.so, DIR/weights.safetensors and
                          DIR/scheduled.mlir and train with pipe-runner
@@ -255,7 +259,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--async-steps")
       ok = count(flags.asyncSteps, 1, 1024);
     else if (a == "--l2l-update")
-      ok = oneOf(flags.l2lUpdate, {"plain", "overlap"});
+      ok = oneOf(flags.l2lUpdate, {"plain", "overlap", "delayed"});
     else if (a == "--l2l-steps")
       ok = count(flags.l2lSteps, 1, 1024);
     else if (a == "--constant-memory")

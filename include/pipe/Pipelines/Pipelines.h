@@ -120,13 +120,13 @@ struct PartitionAndSchedulePipelineOptions
       llvm::cl::init(false)};
   Option<std::string> hostUpdate{
       *this, "l2l-update",
-      llvm::cl::desc("l2l: 'plain' or 'overlap' host updates (pipe-schedule "
-                     "host-update)"),
+      llvm::cl::desc("l2l: 'plain', 'overlap' or 'delayed' host updates "
+                     "(pipe-schedule host-update)"),
       llvm::cl::init("plain")};
   Option<unsigned> l2lSteps{
       *this, "l2l-steps",
-      llvm::cl::desc("l2l with overlapped host updates: optimizer steps per "
-                     "schedule"),
+      llvm::cl::desc("l2l with overlapped or delayed host updates: optimizer "
+                     "steps per schedule"),
       llvm::cl::init(4)};
   Option<bool> eval{
       *this, "eval",

@@ -45,7 +45,7 @@ extern "C" {
 
 /// Bumped whenever an entry point or a symbol a program exports changes; the
 /// manifest format has its own version (kManifestVersion, ManifestSchema.h).
-#define PIPE_RT_ABI_VERSION 1
+#define PIPE_RT_ABI_VERSION 2
 
 /// MLIR's ranked memref descriptor for any rank: allocated and aligned
 /// pointers, offset, then `rank` sizes followed by `rank` strides (all in
@@ -86,8 +86,11 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
                          int32_t dst, int32_t mb, int32_t step);
 int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
                          int32_t dst, int32_t mb, int32_t step);
+/// `version` v >= 0: the stage's weights after exactly its first v
+/// ps.updates of this run (0: those the run started from), kept by the
+/// parameter server while later updates write the next; -1: the latest.
 int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
-                            int32_t step);
+                            int32_t step, int32_t version);
 int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
                             int32_t step);
 int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,

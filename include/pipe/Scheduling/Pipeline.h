@@ -101,6 +101,9 @@ struct Pipeline {
   SmallVector<unsigned> getHeights() const;
   /// Indices into sharedParams of the parameters `stage` reads.
   SmallVector<unsigned> getSharedParamsOf(unsigned stage) const;
+  /// `stage` and the stages that read one of its shared parameters, in
+  /// increasing order.
+  SmallVector<unsigned> getStagesSharingParamsWith(unsigned stage) const;
 
   /// Checks devices, edges and acyclicity; reports the first problem.
   LogicalResult validate(ScheduleDiagFn diag) const;

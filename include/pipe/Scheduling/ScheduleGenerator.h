@@ -27,6 +27,11 @@ enum class HostUpdateMode {
   /// The next step's forward on a stage starts once that stage's update is
   /// done (the loads wait for it); the results equal Plain's bit for bit.
   Overlap,
+  /// Delayed parameter update: step k > 0 of a schedule computes on the
+  /// weights before step k-1's update (its loads name that version), so the
+  /// host applies step k-1's update while the device runs step k. Each
+  /// schedule run starts from the committed weights.
+  Delayed,
 };
 
 struct ScheduleOptions {

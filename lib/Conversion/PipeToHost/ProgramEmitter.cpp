@@ -123,7 +123,11 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
                                     (int64_t)t.getMicrobatch(),
                                     step(t.getStep())};
       })
-      .Case<LoadOp, PushGradOp, HostUpdateOp, ReleaseOp, UpdateOp>(
+      .Case([&](LoadOp l) -> Args {
+        return SmallVector<int64_t>{stage(l.getStage()), step(l.getStep()),
+                                    version(l.getVersion())};
+      })
+      .Case<PushGradOp, HostUpdateOp, ReleaseOp, UpdateOp>(
           [&](auto a) -> Args {
             return SmallVector<int64_t>{stage(a.getStage()), step(a.getStep())};
           })

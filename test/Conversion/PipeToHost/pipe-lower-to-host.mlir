@@ -80,7 +80,7 @@
 // CHECK-LABEL: module
 // CHECK-NOT:   pipe.
 // CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 3\0A
-// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(1 : i32)
+// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(2 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
 // CHECK:       func.func @linear_relu(%{{.*}}: tensor<8x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<4x8xf32>, tensor<4x8xf32>)
@@ -296,9 +296,10 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
-// ps.load(stage, step) returns a token.
-// CHECK:         %[[L0:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i64
-// CHECK:         %[[L1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]])
+// ps.load(stage, step, version) returns a token; -1: the latest weights.
+// The first load names weight version 0; the others the latest (-1).
+// CHECK:         %[[L0:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32, i32) -> i64
+// CHECK:         %[[L1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L0]])
 // Every forward here is recomputed later: keep = 0.
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
@@ -307,7 +308,7 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         %[[O1:.*]] = call @pipe_rt_act_offload(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_ps_release(%[[CTX]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i32
-// CHECK:         %[[L2:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[TWO]], %[[ZERO]])
+// CHECK:         %[[L2:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[TWO]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L1]])
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_offload(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]])
@@ -319,7 +320,7 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L2]])
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         %[[B1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]])
+// CHECK:         %[[B1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]], %[[M1]])
 // prefetch(stage, mb, step)
 // CHECK:         %[[P0:.*]] = call @pipe_rt_act_prefetch(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32, i32) -> i64
 // CHECK:         %[[P1:.*]] = call @pipe_rt_act_prefetch(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]])
@@ -331,7 +332,7 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK:         %[[PUSH2:.*]] = call @pipe_rt_act_ps_push(%[[CTX]], %[[TWO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i64
 // CHECK:         %[[UPD2:.*]] = call @pipe_rt_act_ps_update(%[[CTX]], %[[TWO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i64
 // CHECK:         call @pipe_rt_act_ps_release(%[[CTX]], %[[TWO]], %[[ZERO]])
-// CHECK:         call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_ps_load(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[B1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[P0]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[P1]])
@@ -411,7 +412,7 @@ pipe.placement @one graph @model devices 1 {
 }
 pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
   pipe.device 0 {
-    %0 = pipe.ps.load @s0
+    %0 = pipe.ps.load @s0 version 0
     %1 = pipe.ps.load @s1
     pipe.wait %0
     pipe.forward @s0 mb 0

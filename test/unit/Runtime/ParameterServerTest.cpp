@@ -52,7 +52,7 @@ TEST_F(OneParam, AnUpdateSumsEveryPushAndCommitsOutOfPlace) {
   ps.addPush(0, pushed(g1), false, 2);
   ps.addPush(0, pushed(g2), false, 2);
   std::string error;
-  ASSERT_EQ(ps.update(session, 0, error), PIPE_RT_OK) << error;
+  ASSERT_EQ(ps.update(session, 0, /*outOfPlace=*/false, error), PIPE_RT_OK) << error;
   // Out of place: the committed weights are unchanged until the commit.
   EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
   ps.commit(session, 0);
@@ -62,7 +62,7 @@ TEST_F(OneParam, AnUpdateSumsEveryPushAndCommitsOutOfPlace) {
 
 TEST_F(OneParam, NoPushNoUpdate) {
   std::string error;
-  ASSERT_EQ(ps.update(session, 0, error), PIPE_RT_OK);
+  ASSERT_EQ(ps.update(session, 0, /*outOfPlace=*/false, error), PIPE_RT_OK);
   // Skipped, as torch skips None: nothing written to the spare copy.
   EXPECT_TRUE(session.psSpare[0].value.empty());
   EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
@@ -80,11 +80,50 @@ TEST(ParameterServer, UpdatesWaitForPushesAndLoadsForUpdates) {
   EXPECT_EQ(ps.takePushes({2}).size(), 2u);
   EXPECT_TRUE(ps.takePushes({2}).empty());
   EXPECT_EQ(ps.takePushes({0, 2}).size(), 1u);
-  EXPECT_TRUE(ps.lastUpdates({0}).empty());
+  std::vector<JobQueue::Pending> updates;
+  std::string error;
+  ASSERT_EQ(ps.updatesFor({0}, -1, updates, error), PIPE_RT_OK);
+  EXPECT_TRUE(updates.empty());
   ps.updating({0}, push);
-  ASSERT_EQ(ps.lastUpdates({0, 2}).size(), 1u);
-  EXPECT_EQ(ps.lastUpdates({0})[0].second, push);
+  ASSERT_EQ(ps.updatesFor({0, 2}, -1, updates, error), PIPE_RT_OK);
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].second, push);
   q.wait(push);
+}
+
+TEST(ParameterServer, AVersionedLoadWaitsForTheUpdateThatWritesIt) {
+  ParameterServer ps;
+  ps.assign({true});
+  JobQueue q;
+  auto first = q.submit([](std::string &) { return int(PIPE_RT_OK); });
+  auto second = q.submit([](std::string &) { return int(PIPE_RT_OK); });
+  ps.updating({0}, first);
+  ps.updating({0}, second);
+  std::vector<JobQueue::Pending> updates;
+  std::string error;
+  // Version 0 is the run's starting weights: nothing to wait for.
+  ASSERT_EQ(ps.updatesFor({0}, 0, updates, error), PIPE_RT_OK);
+  EXPECT_TRUE(updates.empty());
+  EXPECT_TRUE(ps.versionedLoads(0));
+  ASSERT_EQ(ps.updatesFor({0}, 1, updates, error), PIPE_RT_OK);
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].second, first);
+  // Version 3 needs a third update, which is not issued.
+  EXPECT_EQ(ps.updatesFor({0}, 3, updates, error), PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("2 are issued"), std::string::npos) << error;
+  q.wait(second);
+}
+
+TEST(ParameterServer, AnUpdateWaitsForTheLoadsIssuedBeforeIt) {
+  ParameterServer ps;
+  ps.assign({true, true});
+  JobQueue q;
+  auto load = q.submit([](std::string &) { return int(PIPE_RT_OK); });
+  ps.loading({0, 1}, &q, load);
+  EXPECT_EQ(ps.takeLoads({0}).size(), 1u);
+  EXPECT_TRUE(ps.takeLoads({0}).empty());
+  EXPECT_EQ(ps.takeLoads({1}).size(), 1u);
+  q.wait(load);
 }
 
 } // namespace

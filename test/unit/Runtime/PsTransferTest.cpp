@@ -226,7 +226,7 @@ TEST_P(PsTransferBackend, LoadedParamIsBf16OfMaster) {
 /// The L2L body of TinyProgram.h for one step.
 int32_t l2lStep(pipe_rt_device_ctx *c, int step) {
   for (int s = 0; s < 2; ++s) {
-    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step));
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < tiny::gM; ++mb) {
       TINY_CHECK(pipe_rt_act_forward(c, s, mb, step, -1, s == 1));
@@ -237,7 +237,7 @@ int32_t l2lStep(pipe_rt_device_ctx *c, int step) {
   }
   int64_t updates[2];
   for (int s = 1; s >= 0; --s) {
-    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step));
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < tiny::gM; ++mb) {
       TINY_TOKEN(p, pipe_rt_act_prefetch(c, s, mb, step));

@@ -235,7 +235,7 @@ inline int32_t pipedream(pipe_rt_device_ctx *c) {
 /// L2L: parameter server, offload/prefetch, recompute.
 inline int32_t l2l(pipe_rt_device_ctx *c) {
   for (int s = 0; s < 2; ++s) {
-    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < gM; ++mb) {
       TINY_CHECK(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
@@ -246,7 +246,7 @@ inline int32_t l2l(pipe_rt_device_ctx *c) {
   }
   int64_t updates[2];
   for (int s = 1; s >= 0; --s) {
-    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0));
+    TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < gM; ++mb) {
       TINY_TOKEN(p, pipe_rt_act_prefetch(c, s, mb, 0));

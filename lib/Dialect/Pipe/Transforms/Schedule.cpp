@@ -29,9 +29,10 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
         llvm::StringSwitch<std::optional<HostUpdateMode>>(hostUpdate)
             .Case("plain", HostUpdateMode::Plain)
             .Case("overlap", HostUpdateMode::Overlap)
+            .Case("delayed", HostUpdateMode::Delayed)
             .Default(std::nullopt);
     if (!hostUpdateMode) {
-      module.emitError("host-update must be 'plain' or 'overlap', got '")
+      module.emitError("host-update must be 'plain', 'overlap' or 'delayed', got '")
           << hostUpdate << "'";
       return signalPassFailure();
     }

@@ -383,8 +383,24 @@ class Pipe_AsyncActivationOp<string mnemonic, string what>
   let assemblyFormat = "$stage `mb` $microbatch (`step` $step^)? attr-dict";
 }
 
-def Pipe_LoadOp : Pipe_AsyncStageOp<"ps.load",
-    "Loads a stage's parameters from the host parameter server">;
+def Pipe_LoadOp : Pipe_ActionOp<"ps.load"> {
+  let summary = "Loads a stage's parameters from the host parameter server";
+  let description = [{
+    Without `version`, copies the latest weights: the runtime runs the load
+    after the last `ps.update` of the stage issued before it. With `version`
+    v, copies the weights after exactly the first v `ps.update`s of the
+    stage in this schedule (0: the weights the run started from), even when
+    later updates were issued since: a delayed parameter update fixes its
+    staleness in the IR this way. The parameter server keeps the latest two
+    versions, which `--pipe-verify-schedule` checks.
+  }];
+  let arguments = !con((ins FlatSymbolRefAttr:$stage), Pipe_StepArg,
+                       (ins OptionalAttr<Pipe_NonNegI64>:$version));
+  let results = (outs Pipe_TokenType:$token);
+  let assemblyFormat = [{
+    $stage (`step` $step^)? (`version` $version^)? attr-dict
+  }];
+}
 def Pipe_PushGradOp : Pipe_AsyncStageOp<"ps.push",
     "Pushes a stage's parameter gradients to the host, accumulating">;
 def Pipe_HostUpdateOp : Pipe_AsyncStageOp<"ps.update",

@@ -774,8 +774,9 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "l2l: offload boundary activations to the host">,
     Option<"hostUpdate", "host-update", "std::string", /*default=*/"\"plain\"",
            "l2l with steps > 1: 'plain' (each step waits for every host "
-           "update of the previous one) or 'overlap' (a stage's next "
-           "forward waits only for its own update)">,
+           "update of the previous one), 'overlap' (a stage's next "
+           "forward waits only for its own update) or 'delayed' (step k "
+           "computes on the weights before step k-1's update)">,
     Option<"recompute", "recompute", "bool", /*default=*/"false",
            "Recompute each stage's forward before its backward">,
     Option<"placement", "placement", "std::string", /*default=*/"\"\"",
