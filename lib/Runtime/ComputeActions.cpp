@@ -583,13 +583,11 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
-pipe_rt_optim_update makeUpdate(pipe_rt_session *session, float *param,
+pipe_rt_optim_update makeUpdate(pipe_rt_session *session, int pid, float *param,
                                 SessionParam &state, const float *grad,
                                 size_t n, float scale) {
   pipe_rt_optim_update u{};
-  u.kind = session->options.optimizer;
-  u.sgd = session->options.sgd;
-  u.adamw = session->options.adamw;
+  setParamOptimizer(*session, pid, u);
   u.step = state.step + 1;
   u.param = param;
   bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
@@ -729,8 +727,8 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
         run.memory.hostView(Lane::Compute, *grad, gradStaging, error, st));
     if (st != PIPE_RT_OK)
       return fail(ctx, st, what + ": " + error);
-    pipe_rt_optim_update u = makeUpdate(run.session, value, state, gradValue,
-                                        size_t(t.numel), scale);
+    pipe_rt_optim_update u = makeUpdate(run.session, pid, value, state,
+                                        gradValue, size_t(t.numel), scale);
     if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
       return fail(ctx, st,
                   what + ": the optimizer rejected the update of '" + p.name +

@@ -284,9 +284,7 @@ pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
   SessionParam &committed = session.params[pid];
   SessionParam &spare = session.psSpare[pid];
   pipe_rt_optim_update u{};
-  u.kind = session.options.optimizer;
-  u.sgd = session.options.sgd;
-  u.adamw = session.options.adamw;
+  setParamOptimizer(session, pid, u);
   u.step = ps.step + 1;
   size_t n = grad.sum.size();
   u.grad = grad.sum.data();

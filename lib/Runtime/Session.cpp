@@ -13,6 +13,7 @@
 #include "SafetensorsIO.h"
 
 #include <algorithm>
+#include <cmath>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -159,6 +160,8 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
     sp.value.assign(file.data.begin() + st->begin, file.data.begin() + st->end);
     s->params.push_back(std::move(sp));
   }
+  s->paramLrScales.assign(m.params.size(), 1.0f);
+  s->paramWeightDecay.assign(m.params.size(), true);
   s->options = *options;
   s->weightsPath = path;
   s->options.weights_path = s->weightsPath.c_str();
@@ -272,6 +275,47 @@ int64_t pipe_rt_session_param_numel(pipe_rt_session *session, int param) {
     return -1;
   const Manifest &m = session->manifest;
   return m.types[m.params[param].type].numel;
+}
+
+int pipe_rt_session_param_shape(pipe_rt_session *session, int param, int *rank,
+                                const int64_t **shape) {
+  if (!session || param < 0 || param >= pipe_rt_session_num_params(session))
+    return PIPE_RT_INVALID_ARGUMENT;
+  const Manifest &m = session->manifest;
+  const TypeInfo &t = m.types[m.params[param].type];
+  if (rank)
+    *rank = int(t.shape.size());
+  if (shape)
+    *shape = t.shape.data();
+  return PIPE_RT_OK;
+}
+
+int pipe_rt_session_param_trainable(pipe_rt_session *session, int param) {
+  if (!session || param < 0 || param >= pipe_rt_session_num_params(session))
+    return -1;
+  return session->manifest.params[param].trainable ? 1 : 0;
+}
+
+int pipe_rt_session_set_param_lr_scale(pipe_rt_session *session, int param,
+                                       float scale) {
+  if (!session || param < 0 || param >= pipe_rt_session_num_params(session))
+    return PIPE_RT_INVALID_ARGUMENT;
+  if (!std::isfinite(scale) || scale < 0) {
+    session->error = "param '" + session->manifest.params[param].name +
+                     "': learning-rate scale " + format("%g", double(scale)) +
+                     " is not a finite number >= 0";
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  session->paramLrScales[param] = scale;
+  return PIPE_RT_OK;
+}
+
+int pipe_rt_session_set_param_weight_decay(pipe_rt_session *session, int param,
+                                           int enabled) {
+  if (!session || param < 0 || param >= pipe_rt_session_num_params(session))
+    return PIPE_RT_INVALID_ARGUMENT;
+  session->paramWeightDecay[param] = enabled != 0;
+  return PIPE_RT_OK;
 }
 
 /// The f32 value of `param` that read/write_param copy, or null (with the

@@ -99,6 +99,11 @@ struct pipe_rt_session {
   std::vector<void *> functions;             // by function id
   std::vector<std::vector<void *>> programs; // [schedule][device]
   std::vector<pipe_rt::SessionParam> params;
+  /// Parameter groups, by param id (pipe_rt_session_set_param_lr_scale and
+  /// _weight_decay): configuration, not state, so kept apart from `params`,
+  /// which a checkpoint restores and ps runs swap with `psSpare`.
+  std::vector<float> paramLrScales;
+  std::vector<bool> paramWeightDecay;
   /// Parameter-server params: where a run's ps.update writes (out of place
   /// from `params`, see ParameterServer.h); swapped with `params` when the run
   /// succeeds. Kept across runs so that nothing is allocated per step.
@@ -149,6 +154,24 @@ namespace pipe_rt {
 inline void invalidatePsShadows(pipe_rt_session &session) {
   for (pipe_rt_session::PsShadow &shadow : session.psShadows)
     shadow.valid = false;
+}
+
+/// The optimizer and hyper-parameters of an update of param `param`: the
+/// session's, with the param's learning-rate scale and weight decay.
+inline void setParamOptimizer(const pipe_rt_session &session, int param,
+                              pipe_rt_optim_update &u) {
+  u.kind = session.options.optimizer;
+  u.sgd = session.options.sgd;
+  u.adamw = session.options.adamw;
+  if (size_t(param) < session.paramLrScales.size()) {
+    u.sgd.lr *= session.paramLrScales[param];
+    u.adamw.lr *= session.paramLrScales[param];
+  }
+  if (size_t(param) < session.paramWeightDecay.size() &&
+      !session.paramWeightDecay[param]) {
+    u.sgd.weight_decay = 0.0f;
+    u.adamw.weight_decay = 0.0f;
+  }
 }
 
 /// Runs schedule `x` of the session; fills `losses`.

@@ -32,6 +32,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,6 +142,7 @@ private:
     return false;
   }
   bool checkOptions();
+  bool applyParamGroups();
   bool pickSchedules();
   bool openData();
   bool resumeFrom(TrainerState &st);
@@ -194,6 +196,67 @@ bool Trainer::checkOptions() {
     return fail("the session's optimizer or clipping differs from the "
                 "trainer options: create it with options filled by "
                 "pipe_rt::initSessionOptions");
+  return true;
+}
+
+/// Sets every param's learning-rate scale and weight decay on the session
+/// and reports the groups (trainable params only: frozen ones get no
+/// update).
+bool Trainer::applyParamGroups() {
+  int params = pipe_rt_session_num_params(s);
+  std::map<std::string, int> byName;
+  for (int p = 0; p < params; ++p)
+    byName[pipe_rt_session_param_name(s, p)] = p;
+  std::vector<float> scales(size_t(params), 1.0f);
+  for (const auto &[name, scale] : o.paramLrScales) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return fail("--param-lr " + name + "=" + format("%g", double(scale)) +
+                  ": the program has no param '" + name + "'");
+    scales[size_t(it->second)] = scale;
+  }
+  // Multiplier -> (params, elements), largest first; and the decay split.
+  std::map<float, std::pair<int64_t, int64_t>, std::greater<float>> groups;
+  int64_t decayed = 0, decayedElements = 0, exempt = 0, exemptElements = 0;
+  for (int p = 0; p < params; ++p) {
+    int rank = 0;
+    pipe_rt_session_param_shape(s, p, &rank, nullptr);
+    bool decay = o.decayAll || rank >= 2;
+    if (pipe_rt_session_set_param_lr_scale(s, p, scales[size_t(p)]) !=
+            PIPE_RT_OK ||
+        pipe_rt_session_set_param_weight_decay(s, p, decay) != PIPE_RT_OK)
+      return fail(pipe_rt_session_error(s));
+    if (pipe_rt_session_param_trainable(s, p) != 1)
+      continue;
+    int64_t numel = pipe_rt_session_param_numel(s, p);
+    auto &group = groups[scales[size_t(p)]];
+    ++group.first;
+    group.second += numel;
+    (decay ? decayed : exempt) += 1;
+    (decay ? decayedElements : exemptElements) += numel;
+  }
+  if (!o.paramLrScales.empty()) {
+    std::string line = "param groups:";
+    for (const auto &[scale, count] : groups)
+      line += format("%s lr x%g: %lld params, %lld elements",
+                     line.back() == ':' ? "" : ";", double(scale),
+                     (long long)count.first, (long long)count.second);
+    print(line);
+  }
+  const pipe_rt_session_options &so = s->options;
+  float weightDecay = so.optimizer == PIPE_RT_OPTIM_ADAMW
+                          ? so.adamw.weight_decay
+                          : so.sgd.weight_decay;
+  if (weightDecay > 0)
+    print(format(
+        "weight decay %g: %lld params, %lld elements; %s", double(weightDecay),
+        (long long)decayed, (long long)decayedElements,
+        o.decayAll ? "every param (--decay-all)"
+                   : format("none on %lld of rank 0 or 1 (biases, "
+                            "norm scales), %lld elements; "
+                            "--decay-all decays them",
+                            (long long)exempt, (long long)exemptElements)
+                         .c_str()));
   return true;
 }
 
@@ -548,7 +611,7 @@ bool Trainer::run() {
   summary = TrainerSummary();
   summary.trainLoss = summary.evalLoss = std::nan("");
   gStop = 0;
-  if (!checkOptions() || !pickSchedules() || !openData())
+  if (!checkOptions() || !applyParamGroups() || !pickSchedules() || !openData())
     return false;
   doEval = eval >= 0 && data->evalMicrobatches() > 0;
   if (eval >= 0 && !doEval)

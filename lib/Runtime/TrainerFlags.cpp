@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 using namespace pipe_rt;
 
@@ -123,6 +124,26 @@ bool pipe_rt::validateTrainerOptions(const TrainerOptions &o,
             ": out of range, must be at most --lr (" + number(o.lr) + ")";
     return false;
   }
+  std::map<std::string, float> scales;
+  for (const auto &[name, scale] : o.paramLrScales) {
+    std::string flag = "--param-lr " + name + "=" + number(scale);
+    if (!std::isfinite(scale) || scale < 0) {
+      error = flag + ": out of range, the multiplier must be a finite number "
+                     ">= 0";
+      return false;
+    }
+    if (!std::isfinite(o.lr * scale)) {
+      error = flag + ": --lr " + number(o.lr) +
+              " times the multiplier is too large for a float";
+      return false;
+    }
+    auto [it, added] = scales.emplace(name, scale);
+    if (!added && it->second != scale) {
+      error =
+          flag + ": the param already has the multiplier " + number(it->second);
+      return false;
+    }
+  }
   if (o.optimizer == PIPE_RT_OPTIM_SGD && o.nesterov &&
       (!(o.momentum > 0) || o.dampening != 0)) {
     error = "--nesterov needs a --momentum > 0 and no --dampening (as "
@@ -160,7 +181,12 @@ Optimizer:
                          at most --lr)
   --warmup N             linear warm-up steps (default 0)
   --lr-schedule S        constant, cosine or linear (default constant)
-  --weight-decay X       default 0.01 (adamw) / 0 (sgd)
+  --weight-decay X       default 0.01 (adamw) / 0 (sgd); params of rank 0
+                         or 1 (biases, norm scales) get none
+  --decay-all            weight decay on every param, those too
+  --param-lr NAME=MULT   the param NAME trains at MULT times the scheduled
+                         rate (repeatable; MULT a finite float >= 0;
+                         pipe-train's --lr-group resolves to these)
   --momentum X --dampening X --nesterov      SGD (--nesterov needs a
                          momentum > 0 and no dampening)
   --beta1 X --beta2 X --eps X                AdamW (betas in [0, 1))
@@ -333,7 +359,25 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
                   "' is not a schedule (constant, cosine or linear)");
     } else if (a == "--weight-decay")
       ok = real();
-    else if (a == "--momentum")
+    else if (a == "--decay-all")
+      t.decayAll = true;
+    else if (a == "--param-lr") {
+      // NAME=MULT, split at the last '=': a name may hold one, a number not.
+      ok = str(v);
+      size_t eq = ok ? v.rfind('=') : std::string::npos;
+      double d = 0;
+      if (ok && (eq == std::string::npos || eq == 0))
+        ok = fail(a + " '" + v + "': expected NAME=MULT");
+      else if (ok && !parseDouble(v.substr(eq + 1), d))
+        ok = fail(a + " '" + v + "': '" + v.substr(eq + 1) +
+                  "' is not a number");
+      else if (ok && !(std::isfinite(d) && d >= 0 && std::isfinite(float(d))))
+        ok = fail(a + " '" + v +
+                  "': out of range, the multiplier must be a finite float "
+                  ">= 0");
+      if (ok)
+        t.paramLrScales.emplace_back(v.substr(0, eq), float(d));
+    } else if (a == "--momentum")
       ok = real();
     else if (a == "--dampening")
       ok = real();

@@ -612,6 +612,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
           stages_per_device: Optional[int] = None,
           recompute: Optional[bool] = None, trace: Union[bool, str] = False,
           module=None, init_weights: Optional[str] = None,
+          lr_groups: Optional[Dict[str, float]] = None,
+          decay_all: bool = False,
           opt_level: Optional[int] = None, extra_args: Sequence[str] = (),
           workdir: Optional[str] = None, timeout: float = 600) -> TrainResult:
     """Trains `model` with pipe-train and returns the losses and timings.
@@ -627,7 +629,11 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     takes row g mod N. eval_data: the same for the evaluation split.
     Optimizer, learning rate and clipping options are pipe-train's
     (docs/trainer.md); weight_decay None = pipe-train's default (0.01 for
-    AdamW, 0 for SGD).
+    AdamW, 0 for SGD), which params of rank 0 or 1 (biases, norm scales)
+    do not get unless decay_all.
+    lr_groups: {pattern: multiplier}, pipe-train's --lr-group: the params
+    a pattern names (a glob on the whole name, or "re:" and a regular
+    expression, as --freeze) train at multiplier times the scheduled rate.
     trace: True (or a path) writes the runtime's Chrome trace.
     module: a torch.nn.Module whose parameters receive the trained weights
     (`load_into`; names from the exported model, tied weights once).
@@ -709,6 +715,10 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         args += ["--eval-batches", str(eval_batches)]
     if init_weights:
         args += ["--init-weights", os.fspath(init_weights)]
+    for pattern, multiplier in (lr_groups or {}).items():
+        args += ["--lr-group", f"{pattern}={_number_text(multiplier)}"]
+    if decay_all:
+        args.append("--decay-all")
     if trace_path:
         args += ["--trace", trace_path]
     if opt_level is not None:

@@ -221,6 +221,29 @@ def test_train_and_load_into(gpt, interleaved, tmp_path):
                                             rel=1e-5)
 
 
+@needs_train
+def test_train_lr_groups(gpt, tmp_path):
+    model, exported, idx, tgt = gpt
+    trained = copy.deepcopy(model)
+    run = api.train(exported, data=(idx, tgt), steps=2, lr=3e-3,
+                    lr_groups={"tok_emb.*": 0, "re:^blocks\\.1\\.": 2.0},
+                    module=trained, opt_level=0, workdir=str(tmp_path))
+    assert "== --lr-group 'tok_emb.*=0': 1 params" in run.stdout
+    assert "lr x0: 1 params" in run.stdout
+    assert "none on" in run.stdout and "--decay-all decays them" in \
+        run.stdout
+    # The x0 group (the tied embedding and head) is untouched.
+    assert torch.equal(trained.tok_emb.weight, model.tok_emb.weight)
+    assert not torch.equal(trained.blocks[1].fc.weight,
+                           model.blocks[1].fc.weight)
+    run = api.train(exported, data=(idx, tgt), steps=1, decay_all=True,
+                    opt_level=0, workdir=str(tmp_path))
+    assert "every param (--decay-all)" in run.stdout
+    with pytest.raises(tools.ToolError, match="matches no parameter"):
+        api.train(exported, data=(idx, tgt), steps=1, opt_level=0,
+                  lr_groups={"nothing.*": 2}, workdir=str(tmp_path))
+
+
 def test_load_into_names_and_errors(tmp_path):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))

@@ -144,12 +144,17 @@ def torch_reference(model, inputs, targets, loss_fn, *, optimizer, lr,
     """Trains `model` in place for STEPS steps (`devices` does not change
     the math); returns (losses, lrs, grad norms before clipping)."""
     params = list(model.parameters())  # the tied table once
+    # pipe-train's default: no weight decay on biases and norm scales
+    # (params of rank 0 or 1), the usual two AdamW parameter groups.
+    groups = [{"params": [p for p in params if p.dim() >= 2]},
+              {"params": [p for p in params if p.dim() < 2],
+               "weight_decay": 0.0}]
     if optimizer == "sgd":
-        opt = torch.optim.SGD(params, lr=lr, momentum=momentum,
+        opt = torch.optim.SGD(groups, lr=lr, momentum=momentum,
                               nesterov=nesterov,
                               weight_decay=weight_decay or 0.0)
     else:
-        opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.999), eps=1e-8,
+        opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8,
                                 weight_decay=0.01 if weight_decay is None
                                 else weight_decay)
     scheduler = lambda_lr(opt, lr, STEPS, warmup, schedule, min_lr)

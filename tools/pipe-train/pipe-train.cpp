@@ -24,6 +24,7 @@
 #include "pipe/Runtime/TrainerFlags.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 #include "pipe/Support/InputGuard.h"
+#include "pipe/Support/NamePattern.h"
 #include "pipe/Support/OutputFile.h"
 #include "pipe/Target/CUDA/CudaPipeline.h"
 #include "pipe/Target/Host/HostPipeline.h"
@@ -35,6 +36,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -43,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -87,6 +90,13 @@ Model:
                          anywhere; no gradient, no optimizer state, no
                          update (pipe-freeze-params); matching nothing is
                          an error
+  --lr-group PATTERN=MULT
+                         the parameters PATTERN names (as --freeze) train at
+                         MULT times the learning rate (repeatable; MULT a
+                         finite number >= 0; the schedule scales every group
+                         alike); matching nothing, or a parameter in two
+                         groups with different MULTs, is an error. Weight
+                         decay: see --decay-all
   --granularity G        blocks: op, layer, coarse (one per stage) or auto
                          (default: layer, or op where that gives fewer
                          blocks than stages)
@@ -161,11 +171,49 @@ struct CompileFlags : pipe::ModelIngestFlags {
   std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
   std::string saveInitWeights, granularity = "auto";
+  /// --lr-group PATTERN=MULT, as written, split.
+  struct LrGroup {
+    std::string flag; // "PATTERN=MULT"
+    std::string pattern;
+    float multiplier;
+  };
+  std::vector<LrGroup> lrGroups;
 };
 
 int fail(const llvm::Twine &message, int code = pipe_rt::ExitError) {
   llvm::errs() << "pipe-train: " << message << "\n";
   return code;
+}
+
+/// --lr-group PATTERN=MULT, split at the last '=' (a regex may hold one,
+/// a number not); the pattern is checked here, what it matches later.
+bool parseLrGroup(const std::string &text,
+                  std::vector<CompileFlags::LrGroup> &groups,
+                  std::string &error) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    error = "--lr-group '" + text + "': expected PATTERN=MULT";
+    return false;
+  }
+  std::string pattern = text.substr(0, eq), multiplier = text.substr(eq + 1);
+  double value;
+  if (multiplier.empty() || StringRef(multiplier).getAsDouble(value)) {
+    error = "--lr-group '" + text + "': '" + multiplier + "' is not a number";
+    return false;
+  }
+  if (!std::isfinite(value) || value < 0 || !std::isfinite(float(value))) {
+    error = "--lr-group '" + text +
+            "': out of range, MULT must be a finite float >= 0";
+    return false;
+  }
+  if (llvm::Expected<pipe::NamePattern> parsed =
+          pipe::NamePattern::parse(pattern);
+      !parsed) {
+    error = "--lr-group '" + text + "': " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  groups.push_back({text, pattern, float(value)});
+  return true;
 }
 
 /// Parses the compile flags; everything else is left for the trainer.
@@ -208,6 +256,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       return false;
     };
     bool ok = true;
+    std::string text;
     if (a == "--preset")
       ok = value(flags.preset);
     else if (a == "--layers")
@@ -237,6 +286,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = value(flags.saveInitWeights);
     else if (a == "--freeze")
       ok = value(flags.freeze.emplace_back());
+    else if (a == "--lr-group")
+      ok = value(text) && parseLrGroup(text, flags.lrGroups, error);
     else if (a == "--granularity")
       ok = oneOf(flags.granularity, {"op", "layer", "coarse", "auto"});
     else if (a == "--devices")
@@ -443,6 +494,64 @@ void printInferred(ModuleOp module, const CompileFlags &flags,
   std::fflush(stdout);
 }
 
+/// Resolves --lr-group into the trainer's per-param multipliers (and the
+/// --param-lr flags that carry them to pipe-runner), with the matcher of
+/// --freeze, and reports each group.
+bool resolveLrGroups(ModuleOp module, const CompileFlags &flags,
+                     pipe_rt::TrainerOptions &trainer,
+                     std::vector<std::string> &runnerArgs, std::string &error) {
+  // Param name -> the group that set its multiplier.
+  llvm::StringMap<const CompileFlags::LrGroup *> owner;
+  std::vector<StringRef> order;
+  for (const CompileFlags::LrGroup &group : flags.lrGroups) {
+    pipe::NamePattern pattern =
+        llvm::cantFail(pipe::NamePattern::parse(group.pattern));
+    uint64_t params = 0, elements = 0;
+    for (auto param : module.getOps<pipe::ParamOp>()) {
+      StringRef name = param.getSymName();
+      if (!pattern.matches(name))
+        continue;
+      auto [it, added] = owner.try_emplace(name, &group);
+      if (!added && it->second->multiplier != group.multiplier) {
+        error = "--lr-group '" + group.flag + "': parameter '" + name.str() +
+                "' is also in --lr-group '" + it->second->flag +
+                "', with another multiplier";
+        return false;
+      }
+      if (added)
+        order.push_back(name);
+      ++params;
+      elements += uint64_t(param.getTensorType().getNumElements());
+    }
+    if (params == 0) {
+      error = "--lr-group '" + group.flag + "': '" + group.pattern +
+              "' matches no parameter; the parameters are ";
+      unsigned shown = 0;
+      for (auto param : module.getOps<pipe::ParamOp>()) {
+        if (shown == 8) {
+          error += ", ...";
+          break;
+        }
+        error += (shown++ ? ", " : "") + param.getSymName().str();
+      }
+      return false;
+    }
+    std::printf("== --lr-group '%s': %llu params, %llu elements at lr x%g\n",
+                group.flag.c_str(), (unsigned long long)params,
+                (unsigned long long)elements, double(group.multiplier));
+  }
+  std::fflush(stdout);
+  for (StringRef name : order) {
+    float multiplier = owner[name]->multiplier;
+    trainer.paramLrScales.emplace_back(name.str(), multiplier);
+    // %.9g: every float's shortest round trip through decimal.
+    char text[32];
+    std::snprintf(text, sizeof(text), "=%.9g", double(multiplier));
+    runnerArgs.insert(runnerArgs.end(), {"--param-lr", name.str() + text});
+  }
+  return true;
+}
+
 /// The pipeline places a parameter-server schedule (L2L) itself: one
 /// device, one stage per block instance.
 void setScheduleOptions(const CompileFlags &flags,
@@ -543,7 +652,7 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
 
 int compileAndTrain(char **argv, const CompileFlags &flags,
                     pipe_rt::TrainerFlags &trainer,
-                    const std::vector<std::string> &rest,
+                    std::vector<std::string> rest,
                     std::chrono::steady_clock::time_point start) {
   std::string error;
   pipe::registerCompilerPasses();
@@ -607,6 +716,8 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
   }
   if (!flags.model.empty())
     printInferred(*module, flags, granularity);
+  if (!resolveLrGroups(*module, flags, trainer.options, rest, error))
+    return fail(error);
   uint64_t params = 0;
   for (auto param : module->getOps<pipe::ParamOp>())
     params += uint64_t(param.getTensorType().getNumElements());

@@ -222,13 +222,33 @@ int pipe_rt_session_input_type(pipe_rt_session *session, int input,
                                const char **dtype, int *rank,
                                const int64_t **shape);
 
-/// Sets the learning rate of later updates.
+/// Sets the learning rate of later updates (of every parameter group: a
+/// param's updates use this times its scale below).
 void pipe_rt_session_set_lr(pipe_rt_session *session, float lr);
 
 /// Number of params, and param i's name / element count.
 int pipe_rt_session_num_params(pipe_rt_session *session);
 const char *pipe_rt_session_param_name(pipe_rt_session *session, int param);
 int64_t pipe_rt_session_param_numel(pipe_rt_session *session, int param);
+/// Param i's rank and shape (valid while the session lives; any pointer may
+/// be null), and whether the optimizer updates it (1: trainable, 0: frozen,
+/// -1: no such param).
+int pipe_rt_session_param_shape(pipe_rt_session *session, int param, int *rank,
+                                const int64_t **shape);
+int pipe_rt_session_param_trainable(pipe_rt_session *session, int param);
+
+/// Parameter groups: the learning rate of param i's later updates is the
+/// session's (pipe_rt_session_set_lr) times `scale`, a finite float >= 0
+/// (default 1; the product is rounded to float once per update), so a
+/// learning-rate schedule scales every group alike; `enabled` 0 updates it
+/// with a weight decay of 0 (default 1: the optimizer's). Configuration,
+/// not training state: pipe_rt_session_save does not store them, so a
+/// resumed session must set them again. PIPE_RT_INVALID_ARGUMENT (nothing
+/// changed) for no such param or a bad scale.
+int pipe_rt_session_set_param_lr_scale(pipe_rt_session *session, int param,
+                                       float scale);
+int pipe_rt_session_set_param_weight_decay(pipe_rt_session *session, int param,
+                                           int enabled);
 /// Copies the current value of a param (fp32) in or out. Every copy held by a
 /// device or the parameter server is kept consistent.
 int pipe_rt_session_read_param(pipe_rt_session *session, int param, float *out);

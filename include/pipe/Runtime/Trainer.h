@@ -73,6 +73,16 @@ struct TrainerOptions {
   float weightDecay = -1;
   /// Global gradient-norm clipping (0 = off); synchronous schedules only.
   float clipNorm = 0;
+  /// Parameter groups (applied by runTraining to the session, every time:
+  /// they are configuration, not checkpointed state). Learning-rate
+  /// multipliers by exact param name, each a finite float >= 0 (pipe-train's
+  /// --lr-group PATTERN=MULT resolves to these; --param-lr NAME=MULT): the
+  /// param's rate is learningRate(step) * multiplier, so the schedule scales
+  /// every group alike. A name given twice must have one multiplier.
+  std::vector<std::pair<std::string, float>> paramLrScales;
+  /// Weight decay on every param. By default params of rank 0 or 1 (biases,
+  /// normalisation scales and offsets) get none, as usual for AdamW.
+  bool decayAll = false;
 
   // Learning rate: see learningRate().
   float lr = 1e-3f, minLr = 0;

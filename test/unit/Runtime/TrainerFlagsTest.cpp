@@ -201,3 +201,35 @@ TEST(TrainerFlags, OutputPathsAreCheckedUpFront) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(TrainerFlags, ParamLrIsNameEqualsAFiniteMultiplier) {
+  pipe_rt::TrainerFlags flags;
+  // Split at the last '=': a name may hold one.
+  EXPECT_EQ(parse({"--param-lr", "a=b=2.5", "--param-lr", "c=0", "--decay-all"},
+                  &flags),
+            "");
+  ASSERT_EQ(flags.options.paramLrScales.size(), 2u);
+  EXPECT_EQ(flags.options.paramLrScales[0].first, "a=b");
+  EXPECT_EQ(flags.options.paramLrScales[0].second, 2.5f);
+  EXPECT_EQ(flags.options.paramLrScales[1].second, 0.0f);
+  EXPECT_TRUE(flags.options.decayAll);
+  EXPECT_FALSE(pipe_rt::TrainerOptions().decayAll);
+  expectRefused("--param-lr", "w", "expected NAME=MULT");
+  expectRefused("--param-lr", "=2", "expected NAME=MULT");
+  expectRefused("--param-lr", "w=fast", "not a number");
+  for (const char *bad : {"w=-1", "w=inf", "w=nan", "w=1e39"})
+    expectRefused("--param-lr", bad, "finite float >= 0");
+  // One name, two multipliers.
+  std::string error = parse({"--param-lr", "w=2", "--param-lr", "w=3"});
+  EXPECT_NE(error.find("--param-lr w=3"), std::string::npos) << error;
+  EXPECT_NE(error.find("already has the multiplier 2"), std::string::npos)
+      << error;
+  EXPECT_EQ(parse({"--param-lr", "w=2", "--param-lr", "w=2"}), "");
+  // lr * MULT must stay a float.
+  error = parse({"--lr", "1e38", "--param-lr", "w=10"});
+  EXPECT_NE(error.find("too large for a float"), std::string::npos) << error;
+}
+
+} // namespace

@@ -8,10 +8,7 @@
 
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
-#include "llvm/Support/GlobPattern.h"
-#include "llvm/Support/Regex.h"
-
-#include <variant>
+#include "pipe/Support/NamePattern.h"
 
 namespace mlir::pipe {
 #define GEN_PASS_DEF_PIPEFREEZEPARAMS
@@ -23,19 +20,6 @@ using namespace mlir::pipe;
 
 namespace {
 
-/// One `patterns` entry: a glob on the whole name or `re:` and a regex
-/// searched anywhere in it.
-struct NamePattern {
-  std::string text;
-  std::variant<llvm::GlobPattern, std::unique_ptr<llvm::Regex>> matcher;
-
-  bool matches(StringRef name) const {
-    if (auto *glob = std::get_if<llvm::GlobPattern>(&matcher))
-      return glob->match(name);
-    return std::get<std::unique_ptr<llvm::Regex>>(matcher)->match(name);
-  }
-};
-
 struct FreezeParamsPass
     : public pipe::impl::PipeFreezeParamsBase<FreezeParamsPass> {
   using Base::Base;
@@ -44,25 +28,13 @@ struct FreezeParamsPass
     ModuleOp module = getOperation();
     SmallVector<NamePattern> parsed;
     for (const std::string &text : patterns) {
-      StringRef body(text);
-      if (body.consume_front("re:")) {
-        auto regex = std::make_unique<llvm::Regex>(body);
-        std::string error;
-        if (!regex->isValid(error)) {
-          module.emitError("pipe-freeze-params: invalid regular expression '")
-              << body << "': " << error;
-          return signalPassFailure();
-        }
-        parsed.push_back({text, std::move(regex)});
-        continue;
-      }
-      llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(body);
-      if (!glob) {
-        module.emitError("pipe-freeze-params: invalid glob '")
-            << body << "': " << llvm::toString(glob.takeError());
+      llvm::Expected<NamePattern> pattern = NamePattern::parse(text);
+      if (!pattern) {
+        module.emitError("pipe-freeze-params: ")
+            << llvm::toString(pattern.takeError());
         return signalPassFailure();
       }
-      parsed.push_back({text, std::move(*glob)});
+      parsed.push_back(std::move(*pattern));
     }
 
     SmallVector<bool> used(parsed.size(), false);
@@ -77,7 +49,8 @@ struct FreezeParamsPass
       if (used[index])
         continue;
       InFlightDiagnostic diag = module.emitError("pipe-freeze-params: '")
-                                << pattern.text << "' matches no parameter";
+                                << pattern.getText()
+                                << "' matches no parameter";
       auto params = module.getOps<ParamOp>();
       if (params.empty()) {
         diag << " (the module has none)";
