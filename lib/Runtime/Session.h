@@ -89,6 +89,12 @@ struct SessionParam {
 struct pipe_rt_comm {
   pipe_rt_device_ctx *ctx;
   int groupDepth = 0; // open pipe_rt_comm_group_start brackets
+  /// The gradient pipe_rt_comm_grad_buffer handed out for the all-reduce
+  /// that follows it (param -1: none).
+  struct {
+    int param = -1, step = 0;
+    const void *buffer = nullptr;
+  } reduce;
 };
 
 /// The device context handed to device programs.

@@ -280,25 +280,7 @@ void messageShape(const Manifest &m, const std::vector<int> &values,
     mixed |= common && *common != t.dtype;
     common = t.dtype;
   }
-  dtype = PIPE_RT_DTYPE_BYTES;
-  if (common && !mixed) {
-    switch (*common) {
-    case DType::F32:
-      dtype = PIPE_RT_DTYPE_F32;
-      break;
-    case DType::F64:
-      dtype = PIPE_RT_DTYPE_F64;
-      break;
-    case DType::I32:
-      dtype = PIPE_RT_DTYPE_I32;
-      break;
-    case DType::I64:
-      dtype = PIPE_RT_DTYPE_I64;
-      break;
-    case DType::I1:
-      break;
-    }
-  }
+  dtype = common && !mixed ? commDtype(*common) : PIPE_RT_DTYPE_BYTES;
   if (dtype == PIPE_RT_DTYPE_BYTES)
     count = int64_t(bytes);
 }

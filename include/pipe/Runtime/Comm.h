@@ -55,7 +55,9 @@ typedef enum pipe_rt_dtype {
   X(pipe_rt_comm_send)                                                         \
   X(pipe_rt_comm_recv)                                                         \
   X(pipe_rt_comm_group_start)                                                  \
-  X(pipe_rt_comm_group_end)
+  X(pipe_rt_comm_group_end)                                                    \
+  X(pipe_rt_comm_grad_buffer)                                                  \
+  X(pipe_rt_comm_allreduce)
 
 /// The communicator of `ctx`'s device (null for a null context).
 pipe_rt_comm *pipe_rt_comm_of(pipe_rt_device_ctx *ctx);
@@ -87,6 +89,20 @@ int64_t pipe_rt_comm_recv(pipe_rt_comm *comm, void *buffer, int64_t count,
 /// nesting: an end without a start is PIPE_RT_INVALID_ARGUMENT.
 int32_t pipe_rt_comm_group_start(pipe_rt_comm *comm);
 int32_t pipe_rt_comm_group_end(pipe_rt_comm *comm);
+
+/// The gradient of param `param` at `step` on the calling device, which
+/// the all-reduce that follows sums, into *buffer: null when the device has
+/// none (it adds nothing; a gradient-less param stays without one).
+int32_t pipe_rt_comm_grad_buffer(pipe_rt_device_ctx *ctx, int32_t param,
+                                 int32_t step, void **buffer);
+
+/// Sums the gradient `buffer` (`count` elements of `dtype`, as the param's
+/// type) over every device of the pipeline holding the param, in device
+/// order, then over the data-parallel replicas, in replica order (the same
+/// total everywhere); the device's gradient becomes the sum. Blocks until
+/// every participant contributed. A frozen param: nothing to do.
+int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
+                               int32_t dtype);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -98,8 +98,6 @@ int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                              int32_t step);
 int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
                            int32_t step);
-int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
-                                int32_t step);
 int32_t pipe_rt_act_wait(pipe_rt_device_ctx *ctx, int64_t token);
 
 //===----------------------------------------------------------------------===//

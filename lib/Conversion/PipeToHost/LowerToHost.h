@@ -50,6 +50,8 @@ public:
       return std::nullopt;
     return it->second;
   }
+  /// The type of param `param`.
+  Type paramType(unsigned param) const { return paramTypes[param]; }
   /// The device stage `stage` is placed on.
   int64_t stageDevice(unsigned stage) const { return stageDevices[stage]; }
   /// The types of the values edge (src, dst) carries, in manifest order.
@@ -72,6 +74,7 @@ private:
   pipe_rt::ManifestWriter writer;
   llvm::MapVector<Type, unsigned> types;
   llvm::StringMap<unsigned> paramIds, stageIds;
+  SmallVector<Type> paramTypes;
   SmallVector<int64_t> stageDevices;
   DenseMap<std::pair<unsigned, unsigned>, SmallVector<Type>> edges;
   DenseMap<Value, unsigned> valueIds;
@@ -100,6 +103,10 @@ private:
   /// A transfer's buffer query and the send or recv that moves it; returns
   /// its token.
   FailureOr<Value> emitTransfer(Operation &op, ActionKind kind);
+  /// reduce_grad: the gradient's buffer query and its all-reduce.
+  LogicalResult emitReduceGrad(ReduceGradOp op, ActionKind kind);
+  /// The value the last buffer query wrote into the slot.
+  Value loadBuffer(Location loc);
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
   /// The context followed by `ints` as i32 constants.
   SmallVector<Value> withContext(Location loc, ArrayRef<int64_t> ints);
@@ -113,7 +120,7 @@ private:
   OpBuilder builder;
   Value context;
   /// The device's communicator and the slot buffer queries fill (null in a
-  /// program without transfers).
+  /// program without transfers or reductions).
   Value comm, bufferSlot;
   Block *exit = nullptr;
   llvm::StringMap<func::FuncOp> declarations;

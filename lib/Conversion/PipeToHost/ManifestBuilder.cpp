@@ -121,6 +121,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       return failure();
     unsigned id = paramIds.size();
     paramIds[param.getSymName()] = id;
+    paramTypes.push_back(param.getType());
     bool trainable = !param.getFrozen() &&
                      isa<FloatType>(param.getTensorType().getElementType());
     writer.param(id, param.getSymName().str(), *tid, trainable);

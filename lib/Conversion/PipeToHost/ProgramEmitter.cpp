@@ -127,6 +127,8 @@ Message messageOf(ArrayRef<Type> types) {
 
 bool isTransfer(Operation &op) { return isa<SendOp, RecvOp>(op); }
 
+bool usesComm(Operation &op) { return isa<SendOp, RecvOp, ReduceGradOp>(op); }
+
 } // namespace
 
 FailureOr<Value> ProgramEmitter::emitTransfer(Operation &op, ActionKind kind) {
@@ -151,8 +153,7 @@ FailureOr<Value> ProgramEmitter::emitTransfer(Operation &op, ActionKind kind) {
            llvm::concat<Value>(withContext(loc, {gradient, src, dst, mb, step}),
                                ValueRange{bufferSlot})),
        /*returnsToken=*/false);
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  Value buffer = LLVM::LoadOp::create(builder, loc, ptr, bufferSlot);
+  Value buffer = loadBuffer(loc);
   int64_t peer = manifest.stageDevice(sending ? dst : src);
   Value args[] = {
       comm, buffer,
@@ -162,6 +163,33 @@ FailureOr<Value> ProgramEmitter::emitTransfer(Operation &op, ActionKind kind) {
                                    message.dtype),
       arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), peer)};
   return call(loc, getActionEntry(kind), args, /*returnsToken=*/true);
+}
+
+Value ProgramEmitter::loadBuffer(Location loc) {
+  return LLVM::LoadOp::create(builder, loc, LLVM::LLVMPointerType::get(ctx),
+                              bufferSlot);
+}
+
+LogicalResult ProgramEmitter::emitReduceGrad(ReduceGradOp op, ActionKind kind) {
+  Location loc = op.getLoc();
+  std::optional<unsigned> pid = manifest.paramId(op.getParam());
+  if (!pid)
+    return op.emitOpError("reduces ")
+           << op.getParamAttr()
+           << ", which no block instance of the graph reads";
+  call(loc, "pipe_rt_comm_grad_buffer",
+       llvm::to_vector(llvm::concat<Value>(
+           withContext(loc, {*pid, (int64_t)op.getStep().value_or(0)}),
+           ValueRange{bufferSlot})),
+       /*returnsToken=*/false);
+  Message message = messageOf(manifest.paramType(*pid));
+  Value args[] = {comm, loadBuffer(loc),
+                  arith::ConstantIntOp::create(
+                      builder, loc, builder.getI64Type(), message.count),
+                  arith::ConstantIntOp::create(
+                      builder, loc, builder.getI32Type(), message.dtype)};
+  call(loc, getActionEntry(kind), args, /*returnsToken=*/false);
+  return success();
 }
 
 FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
@@ -207,14 +235,6 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
                                     (int64_t)a.getMicrobatch(),
                                     step(a.getStep())};
       })
-      .Case([&](ReduceGradOp r) -> Args {
-        std::optional<unsigned> pid = manifest.paramId(r.getParam());
-        if (!pid)
-          return r.emitOpError("reduces ")
-                 << r.getParamAttr()
-                 << ", which no block instance of the graph reads";
-        return SmallVector<int64_t>{*pid, step(r.getStep())};
-      })
       .Default([](Operation *other) -> Args {
         return other->emitOpError("has no host lowering");
       });
@@ -243,10 +263,10 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
     recomputed.insert(
         {op.getStage(), op.getMicrobatch(), op.getStep().value_or(0)});
 
-  // Transfers go through the device's communicator; their buffers come
-  // back through one slot.
+  // Transfers and reductions go through the device's communicator; their
+  // buffers come back through one slot.
   Block &actions = device.getBody().front();
-  if (llvm::any_of(actions, isTransfer)) {
+  if (llvm::any_of(actions, usesComm)) {
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     comm = func::CallOp::create(builder, loc,
                                 declare("pipe_rt_comm_of", {ptr}, ptr),
@@ -281,6 +301,11 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
       tokens[op.getResult(0)] = *token;
       if (grouped && !(op.getNextNode() && isTransfer(*op.getNextNode())))
         call(op.getLoc(), "pipe_rt_comm_group_end", ValueRange{comm}, false);
+      continue;
+    }
+    if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
+      if (failed(emitReduceGrad(reduce, *kind)))
+        return failure();
       continue;
     }
     FailureOr<SmallVector<int64_t>> args =

@@ -559,9 +559,18 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
-// reduce_grad(param 0, step 0)
-// CHECK:         call @pipe_rt_act_reduce_grad(%[[CTX]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i32
-// CHECK-NEXT:    arith.cmpi ne
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-DAG:     %[[N64:.*]] = arith.constant 64 : i64
+// CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.alloca
+// reduce_grad(param 0, step 0): the gradient's buffer, then its all-reduce
+// of the 8x8 f32 param (64 elements of PIPE_RT_DTYPE_F32 = 1).
+// CHECK:         %[[Q:.*]] = call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// CHECK-NEXT:    arith.cmpi ne, %[[Q]]
+// CHECK-NEXT:    cf.cond_br
+// CHECK:         %[[G:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[R:.*]] = call @pipe_rt_comm_allreduce(%[[COMM]], %[[G]], %[[N64]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// CHECK-NEXT:    arith.cmpi ne, %[[R]]
 // CHECK-NEXT:    cf.cond_br
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[ZERO]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[TWO]], %[[ZERO]])
