@@ -60,6 +60,15 @@ int32_t unknownBuffer1(pipe_rt_device_ctx *c) {
   return 0;
 }
 
+/// Device 1 all-reduces w2's gradient (f32[2]) naming 3 elements.
+int32_t wrongAllreduceCount1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  TINY_CHECK(pipe_rt_comm_grad_buffer(c, 1, 0, &buffer));
+  TINY_CHECK(
+      pipe_rt_comm_allreduce(pipe_rt_comm_of(c), buffer, 3, PIPE_RT_DTYPE_F32));
+  return 0;
+}
+
 /// Device 1 closes a group it never opened.
 int32_t unopenedGroup1(pipe_rt_device_ctx *c) {
   TINY_CHECK(pipe_rt_comm_group_start(pipe_rt_comm_of(c)));
@@ -318,6 +327,9 @@ TEST(Program, TransportCallsAreCheckedAgainstTheirBuffers) {
                     "device 0"},
       {unknownBuffer1, "device 1: pipe_rt_comm_send of a buffer that no "
                        "pipe_rt_comm_send_buffer of the device returned"},
+      {wrongAllreduceCount1,
+       "device 1: reduce_grad 'w2' step 0: pipe_rt_comm_allreduce of 3 "
+       "elements of dtype 1, but the param has 2 of dtype 1"},
       {unopenedGroup1, "device 1: pipe_rt_comm_group_end without a "
                        "pipe_rt_comm_group_start"},
   };
