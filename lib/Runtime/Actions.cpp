@@ -57,6 +57,22 @@ int pipe_rt::addInto(Buffer &dst, const Buffer &src, const TypeInfo &t,
                          t.dtype == DType::F64, t.numel, error);
 }
 
+int32_t pipe_rt::commDtype(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return PIPE_RT_DTYPE_F32;
+  case DType::F64:
+    return PIPE_RT_DTYPE_F64;
+  case DType::I32:
+    return PIPE_RT_DTYPE_I32;
+  case DType::I64:
+    return PIPE_RT_DTYPE_I64;
+  case DType::I1:
+    break;
+  }
+  return PIPE_RT_DTYPE_BYTES;
+}
+
 int pipe_rt::zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t,
                    const std::string &what, BufferPtr &out) {
   std::string error;

@@ -48,6 +48,10 @@ int addInto(Buffer &dst, const Buffer &src, const TypeInfo &t,
 int accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t,
                std::string &error);
 
+/// The transport ABI's element type of `dtype` (pipe/Runtime/Comm.h; i1
+/// travels as bytes).
+int32_t commDtype(DType dtype);
+
 /// A zeroed buffer of type `t` on `ctx`'s device.
 int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,
           BufferPtr &out);

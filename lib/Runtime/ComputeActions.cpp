@@ -1,7 +1,8 @@
 //===- ComputeActions.cpp - Forward, backward, update and reductions ------===//
 //
 // The compute actions of device programs: pipe_rt_act_forward, recompute,
-// backward, update (with global gradient-norm clipping) and reduce_grad.
+// backward, update (with global gradient-norm clipping) and reduce_grad's
+// all-reduce (pipe_rt_comm_grad_buffer and pipe_rt_comm_allreduce).
 // They call the block functions of the manifest and own the per-device
 // values, stashes and gradients (DeviceState, Executor.h).
 //
@@ -744,27 +745,74 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
   return PIPE_RT_OK;
 }
 
-int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
-                                int32_t step) {
-  if (!ctx)
-    return PIPE_RT_INVALID_ARGUMENT;
-  RunState &run = *ctx->run;
-  const Manifest &m = *run.m;
-  std::string what = format("device %d: reduce_grad", ctx->device);
+/// "device 1: reduce_grad 'w0' step 0", or an error for a bad param or step.
+static int describeReduce(pipe_rt_device_ctx *ctx, int32_t param, int32_t step,
+                          std::string &what) {
+  const Manifest &m = *ctx->run->m;
+  what = format("device %d: reduce_grad", ctx->device);
   if (param < 0 || param >= int(m.params.size()))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such param");
   what += " '" + m.params[param].name + "'" + format(" step %d", step);
-  if (step < 0 || step >= run.schedule->steps)
-    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                what + format(": step out of range (%d)", run.schedule->steps));
-  const std::set<int> &participants = run.holders[param];
-  if (!participants.count(ctx->device))
+  if (step < 0 || step >= ctx->run->schedule->steps)
+    return fail(
+        ctx, PIPE_RT_INVALID_ARGUMENT,
+        what + format(": step out of range (%d)", ctx->run->schedule->steps));
+  return PIPE_RT_OK;
+}
+
+int32_t pipe_rt_comm_grad_buffer(pipe_rt_device_ctx *ctx, int32_t param,
+                                 int32_t step, void **buffer) {
+  if (!ctx || !buffer)
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  std::string what;
+  if (int st = describeReduce(ctx, param, step, what))
+    return st;
+  if (!run.holders[param].count(ctx->device))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": the device does not hold the param");
+  DeviceState &ds = deviceOf(ctx);
+  void *grad = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    auto it = ds.grads.find({param, step});
+    if (it != ds.grads.end())
+      grad = it->second->data;
+  }
+  ctx->comm.reduce = {param, step, grad};
+  *buffer = grad;
+  return PIPE_RT_OK;
+}
+
+int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
+                               int32_t dtype) {
+  if (!comm)
+    return PIPE_RT_INVALID_ARGUMENT;
+  pipe_rt_device_ctx *ctx = comm->ctx;
+  int param = comm->reduce.param, step = comm->reduce.step;
+  if (param < 0 || buffer != comm->reduce.buffer)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                format("device %d: pipe_rt_comm_allreduce of a buffer that "
+                       "the device's last pipe_rt_comm_grad_buffer did not "
+                       "return",
+                       ctx->device));
+  comm->reduce = {};
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  std::string what;
+  if (int st = describeReduce(ctx, param, step, what))
+    return st;
+  const TypeInfo &t = m.types[m.params[param].type];
+  if (count != t.numel || dtype != commDtype(t.dtype))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": pipe_rt_comm_allreduce of %lld elements of "
+                              "dtype %d, but the param has %lld of dtype %d",
+                              (long long)count, dtype, (long long)t.numel,
+                              commDtype(t.dtype)));
   if (!m.params[param].trainable)
     return PIPE_RT_OK;
+  const std::set<int> &participants = run.holders[param];
   DeviceState &ds = deviceOf(ctx);
-  const TypeInfo &t = m.types[m.params[param].type];
   BufferPtr mine;
   {
     std::lock_guard<std::mutex> lock(ds.mu);

@@ -84,12 +84,26 @@ struct SessionParam {
 
 } // namespace pipe_rt
 
+/// The communicator of a device (pipe/Runtime/Comm.h): its transfers go
+/// through the run's transfers room.
+struct pipe_rt_comm {
+  pipe_rt_device_ctx *ctx;
+  int groupDepth = 0; // open pipe_rt_comm_group_start brackets
+  /// The gradient pipe_rt_comm_grad_buffer handed out for the all-reduce
+  /// that follows it (param -1: none).
+  struct {
+    int param = -1, step = 0;
+    const void *buffer = nullptr;
+  } reduce;
+};
+
 /// The device context handed to device programs.
 struct pipe_rt_device_ctx {
   pipe_rt::RunState *run;
   int device;
   std::string error; // first error of this device
   int status = PIPE_RT_OK;
+  pipe_rt_comm comm{this};
 };
 
 struct pipe_rt_session {

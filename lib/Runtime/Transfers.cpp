@@ -1,7 +1,8 @@
 //===- Transfers.cpp - The transfers room of a run ------------------------===//
 //
-// The room's state (Transfers.h), the in-process Communicator and the
-// transfer actions: pipe_rt_act_send, recv, wait, offload and prefetch.
+// The room's state (Transfers.h), the in-process Communicator, the transport
+// ABI's entry points (pipe/Runtime/Comm.h) and the transfer actions:
+// pipe_rt_act_wait, offload and prefetch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "Format.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace pipe_rt;
 
@@ -88,6 +90,21 @@ std::shared_ptr<PendingToken> Transfers::takeToken(int device, int64_t token) {
   std::shared_ptr<PendingToken> t = std::move(it->second);
   e.tokens.erase(it);
   return t;
+}
+
+void Transfers::addPosted(int device, const void *buffer, PostedBuffer posted) {
+  engines[device].posted[buffer] = std::move(posted);
+}
+
+bool Transfers::takePosted(int device, const void *buffer,
+                           PostedBuffer &posted) {
+  Engines &e = engines[device];
+  auto it = e.posted.find(buffer);
+  if (it == e.posted.end())
+    return false;
+  posted = std::move(it->second);
+  e.posted.erase(it);
+  return true;
 }
 
 uint64_t Transfers::putInFlight(int device, std::vector<BufferPtr> buffers) {
@@ -249,23 +266,90 @@ int64_t submitStashMove(pipe_rt_device_ctx *ctx, const char *kind,
       });
 }
 
+/// The element type and count of the message that carries `values`.
+void messageShape(const Manifest &m, const std::vector<int> &values,
+                  int64_t &count, int32_t &dtype, uint64_t &bytes) {
+  count = 0;
+  bytes = 0;
+  std::optional<DType> common;
+  bool mixed = false;
+  for (int vid : values) {
+    const TypeInfo &t = valueType(m, vid);
+    count += t.numel;
+    bytes += t.bytes();
+    mixed |= common && *common != t.dtype;
+    common = t.dtype;
+  }
+  dtype = common && !mixed ? commDtype(*common) : PIPE_RT_DTYPE_BYTES;
+  if (dtype == PIPE_RT_DTYPE_BYTES)
+    count = int64_t(bytes);
+}
+
+/// Registers `posted` under the address the program moves it by.
+int32_t postBuffer(pipe_rt_device_ctx *ctx, PostedBuffer posted,
+                   void **buffer) {
+  void *at = posted.sending ? static_cast<void *>(posted.payload.data())
+             : posted.token->inFlightId
+                 ? static_cast<void *>(posted.token->inFlightId.get())
+                 : posted.token->keepAlive->data;
+  ctx->run->transfers->addPosted(ctx->device, at, std::move(posted));
+  *buffer = at;
+  return PIPE_RT_OK;
+}
+
+/// Takes the buffer a send or recv moves and checks that the call names it
+/// as it was obtained.
+int takeBuffer(pipe_rt_comm *comm, bool sending, const void *buffer,
+               int64_t count, int32_t dtype, int32_t peer,
+               PostedBuffer &posted) {
+  pipe_rt_device_ctx *ctx = comm->ctx;
+  const char *call = sending ? "pipe_rt_comm_send" : "pipe_rt_comm_recv";
+  if (!ctx->run->transfers->takePosted(ctx->device, buffer, posted) ||
+      posted.sending != sending)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                format("device %d: %s of a buffer that no "
+                       "pipe_rt_comm_%s_buffer of the device returned",
+                       ctx->device, call, sending ? "send" : "recv"));
+  if (count != posted.count || dtype != posted.dtype ||
+      peer != posted.peerDevice)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                posted.token->what +
+                    format(": %s of %lld elements of dtype %d with device %d, "
+                           "but the buffer holds %lld of dtype %d for device "
+                           "%d",
+                           call, (long long)count, dtype, peer,
+                           (long long)posted.count, posted.dtype,
+                           posted.peerDevice));
+  return PIPE_RT_OK;
+}
+
 } // namespace
 
 extern "C" {
 
-int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
-                         int32_t dst, int32_t mb, int32_t step) {
-  if (!ctx)
-    return -PIPE_RT_INVALID_ARGUMENT;
+pipe_rt_comm *pipe_rt_comm_of(pipe_rt_device_ctx *ctx) {
+  return ctx ? &ctx->comm : nullptr;
+}
+
+int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
+                                 int32_t src, int32_t dst, int32_t mb,
+                                 int32_t step, void **buffer) {
+  if (!ctx || !buffer)
+    return PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what;
+  PostedBuffer posted;
+  posted.sending = true;
+  posted.token = std::make_shared<PendingToken>();
+  std::string &what = posted.token->what;
   const std::vector<int> *values;
   if (int st = checkTransfer(ctx, /*sending=*/true, kind, src, dst, mb, step,
                              what, values))
-    return -st;
+    return st;
+  messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
+  posted.peerDevice = m.stages[dst].device;
   DeviceState &ds = deviceOf(ctx);
-  std::vector<unsigned char> payload;
+  std::vector<unsigned char> &payload = posted.payload;
   // By reference: the buffers themselves (null: zeros), the payload being
   // their id in the in-flight table.
   std::vector<BufferPtr> refs;
@@ -280,10 +364,10 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
       if (kind == 0) {
         auto v = ds.values.find(std::make_tuple(vid, step, mb));
         if (v == ds.values.end())
-          return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                       what + format(": value %d not computed (missing "
-                                     "forward?)",
-                                     vid));
+          return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                      what + format(": value %d not computed (missing "
+                                    "forward?)",
+                                    vid));
         if (run.transfers->byReference())
           refs.push_back(v->second.first);
         else
@@ -310,58 +394,62 @@ int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     payload.resize(sizeof(id));
     std::memcpy(payload.data(), &id, sizeof(id));
   }
-  pipe_rt_channel_key key{kind, src, dst, mb, step};
-  auto t = std::make_shared<PendingToken>();
-  t->what = what;
+  posted.key = {kind, src, dst, mb, step};
+  return postBuffer(ctx, std::move(posted), buffer);
+}
+
+int64_t pipe_rt_comm_send(pipe_rt_comm *comm, const void *buffer, int64_t count,
+                          int32_t dtype, int32_t peer) {
+  if (!comm)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  pipe_rt_device_ctx *ctx = comm->ctx;
+  PostedBuffer posted;
+  if (int st = takeBuffer(comm, /*sending=*/true, buffer, count, dtype, peer,
+                          posted))
+    return -st;
+  RunState &run = *ctx->run;
+  std::shared_ptr<PendingToken> t = std::move(posted.token);
   t->start = run.now();
-  t->link =
-      run.tracing() ? run.linkIndex(ctx->device, m.stages[dst].device) : -1;
+  t->link = run.tracing() ? run.linkIndex(ctx->device, peer) : -1;
   std::string error;
   if (int st = run.transfers->channels().send(
-          ctx->device, key, payload.data(), payload.size(), t->channel, error))
-    return -fail(ctx, st, what + ": " + error);
+          ctx->device, posted.key, posted.payload.data(), posted.payload.size(),
+          t->channel, error))
+    return -fail(ctx, st, t->what + ": " + error);
   return run.transfers->addToken(ctx->device, std::move(t));
 }
 
-int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
-                         int32_t dst, int32_t mb, int32_t step) {
-  if (!ctx)
-    return -PIPE_RT_INVALID_ARGUMENT;
+int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
+                                 int32_t src, int32_t dst, int32_t mb,
+                                 int32_t step, void **buffer) {
+  if (!ctx || !buffer)
+    return PIPE_RT_INVALID_ARGUMENT;
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  std::string what;
+  PostedBuffer posted;
+  posted.token = std::make_shared<PendingToken>();
+  std::shared_ptr<PendingToken> &t = posted.token;
+  const std::string &what = t->what;
   const std::vector<int> *values;
   if (int st = checkTransfer(ctx, /*sending=*/false, kind, src, dst, mb, step,
-                             what, values))
-    return -st;
-  uint64_t total = 0;
-  for (int vid : *values)
-    total += valueType(m, vid).bytes();
-  auto t = std::make_shared<PendingToken>();
-  t->what = what;
-  t->start = run.now();
+                             t->what, values))
+    return st;
+  messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
+  posted.peerDevice = m.stages[src].device;
   std::string error;
-  void *target;
   if (run.transfers->byReference()) {
     t->inFlightId = std::make_shared<uint64_t>(0);
-    target = t->inFlightId.get();
-    total = sizeof(uint64_t);
-  } else {
-    if (int st = run.memory.alloc(ctx->device, total, what.c_str(),
-                                  t->keepAlive, error))
-      return -fail(ctx, st, what + ": " + error);
-    target = t->keepAlive->data;
+    posted.bytes = sizeof(uint64_t);
+  } else if (int st = run.memory.alloc(ctx->device, posted.bytes, what.c_str(),
+                                       t->keepAlive, error)) {
+    return fail(ctx, st, what + ": " + error);
   }
-  pipe_rt_channel_key key{kind, src, dst, mb, step};
-  if (int st = run.transfers->channels().recv(ctx->device, key, target, total,
-                                              t->channel, error))
-    return -fail(ctx, st, what + ": " + error);
   int device = ctx->device;
-  BufferPtr buffer = t->keepAlive;
+  BufferPtr target = t->keepAlive;
   std::shared_ptr<uint64_t> inFlightId = t->inFlightId;
   RunState *runp = &run;
-  t->onDone = [runp, device, values, buffer, inFlightId, kind, mb, step,
-               what](std::string &error) {
+  t->onDone = [runp, device, values, target, inFlightId, kind, mb, step,
+               what = t->what](std::string &error) {
     RunState &run = *runp;
     const Manifest &m = *run.m;
     DeviceState &ds = *run.devices[device];
@@ -380,7 +468,7 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
       int vid = (*values)[i];
       const TypeInfo &t = valueType(m, vid);
       const char *src =
-          buffer ? static_cast<const char *>(buffer->data) + at : nullptr;
+          target ? static_cast<const char *>(target->data) + at : nullptr;
       at += t.bytes();
       if (kind == 1 && !t.isFloat())
         continue;
@@ -412,7 +500,46 @@ int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
     }
     return int(PIPE_RT_OK);
   };
+  posted.key = {kind, src, dst, mb, step};
+  return postBuffer(ctx, std::move(posted), buffer);
+}
+
+int64_t pipe_rt_comm_recv(pipe_rt_comm *comm, void *buffer, int64_t count,
+                          int32_t dtype, int32_t peer) {
+  if (!comm)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  pipe_rt_device_ctx *ctx = comm->ctx;
+  PostedBuffer posted;
+  if (int st = takeBuffer(comm, /*sending=*/false, buffer, count, dtype, peer,
+                          posted))
+    return -st;
+  RunState &run = *ctx->run;
+  std::shared_ptr<PendingToken> t = std::move(posted.token);
+  t->start = run.now();
+  std::string error;
+  if (int st = run.transfers->channels().recv(ctx->device, posted.key, buffer,
+                                              posted.bytes, t->channel, error))
+    return -fail(ctx, st, t->what + ": " + error);
   return run.transfers->addToken(ctx->device, std::move(t));
+}
+
+int32_t pipe_rt_comm_group_start(pipe_rt_comm *comm) {
+  if (!comm)
+    return PIPE_RT_INVALID_ARGUMENT;
+  ++comm->groupDepth;
+  return PIPE_RT_OK;
+}
+
+int32_t pipe_rt_comm_group_end(pipe_rt_comm *comm) {
+  if (!comm)
+    return PIPE_RT_INVALID_ARGUMENT;
+  if (comm->groupDepth == 0)
+    return fail(comm->ctx, PIPE_RT_INVALID_ARGUMENT,
+                format("device %d: pipe_rt_comm_group_end without a "
+                       "pipe_rt_comm_group_start",
+                       comm->ctx->device));
+  --comm->groupDepth;
+  return PIPE_RT_OK;
 }
 
 int32_t pipe_rt_act_wait(pipe_rt_device_ctx *ctx, int64_t token) {

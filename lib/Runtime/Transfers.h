@@ -67,6 +67,23 @@ struct PendingToken {
   int link = -1;
 };
 
+/// A transfer's buffer between its query (pipe_rt_comm_send_buffer /
+/// recv_buffer) and the send or recv that moves it.
+struct PostedBuffer {
+  bool sending = false;
+  pipe_rt_channel_key key{};
+  /// What the message is, as the send or recv must name it.
+  int64_t count = 0;
+  int32_t dtype = 0;
+  int peerDevice = -1;
+  /// The bytes that travel: a send's packed values or, by reference, the
+  /// id of its in-flight buffers; a recv's target is in `token`, of
+  /// `bytes`.
+  std::vector<unsigned char> payload;
+  uint64_t bytes = 0;
+  std::shared_ptr<PendingToken> token;
+};
+
 /// The transfers of one run. Each device's tokens are only touched by its
 /// own thread; `inFlightMu` guards the in-flight buffers.
 class Transfers {
@@ -91,6 +108,11 @@ public:
   int64_t addToken(int device, std::shared_ptr<PendingToken> token);
   std::shared_ptr<PendingToken> takeToken(int device, int64_t token);
 
+  /// The buffers `device` obtained and has not moved yet, by address;
+  /// takePosted removes one (false when `buffer` is none of them).
+  void addPosted(int device, const void *buffer, PostedBuffer posted);
+  bool takePosted(int device, const void *buffer, PostedBuffer &posted);
+
   /// By reference: keeps a send's buffers (null: zeros) until the receiver
   /// takes them; returns their id.
   uint64_t putInFlight(int device, std::vector<BufferPtr> buffers);
@@ -110,6 +132,7 @@ private:
     std::unique_ptr<JobQueue> h2d, d2h;
     std::map<int64_t, std::shared_ptr<PendingToken>> tokens;
     int64_t nextToken = 1;
+    std::map<const void *, PostedBuffer> posted;
   };
   std::unique_ptr<Communicator> comm;
   bool byRef;

@@ -23,7 +23,7 @@ llvm::StringRef mlir::pipe::getActionEntry(ActionKind kind) {
   switch (kind) {
 #define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
   case ActionKind::KIND:                                                       \
-    return "pipe_rt_act_" #ENTRY;
+    return "pipe_rt_" #ENTRY;
 #include "pipe/Support/Actions.def"
   }
   return "unknown";

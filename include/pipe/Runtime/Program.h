@@ -8,7 +8,8 @@
 //   void <fn>(void **args);             // one per block function (packed)
 //   int32_t <dev>(pipe_rt_device_ctx *ctx); // one per schedule and device
 //
-// and imports the pipe_rt_act_* entry points, the allocation hooks and
+// and imports the pipe_rt_act_* entry points, the transport ABI's
+// pipe_rt_comm_* ones (pipe/Runtime/Comm.h), the allocation hooks and
 // pipe_rt_gemm_f32 below. Symbols are found through a lookup callback (dlsym
 // for an artifact, the execution engine for the JIT), so the runtime never
 // links MLIR.
@@ -33,6 +34,7 @@
 #ifndef PIPE_RUNTIME_PROGRAM_H
 #define PIPE_RUNTIME_PROGRAM_H
 
+#include "pipe/Runtime/Comm.h"
 #include "pipe/Runtime/HostOptimizer.h"
 #include "pipe/Runtime/Status.h"
 
@@ -61,7 +63,8 @@ typedef struct pipe_rt_memref {
 typedef struct pipe_rt_device_ctx pipe_rt_device_ctx;
 
 //===----------------------------------------------------------------------===//
-// Entry points called by generated device programs. Each returns
+// Entry points called by generated device programs (with those of Comm.h
+// for transfers). Each returns
 // PIPE_RT_OK or an error status (the program then returns it at once); the
 // asynchronous ones return a token > 0, or minus a status. `stage` is a
 // stage id of the manifest, `param` a param id, `step` the step attribute of
@@ -81,11 +84,6 @@ int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
 /// `part`: 0 full backward, 1 input gradients only, 2 weight gradients only.
 int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                              int32_t step, int32_t version, int32_t part);
-/// `kind`: 0 activation, 1 gradient; src/dst are stage ids as in the IR.
-int64_t pipe_rt_act_send(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
-                         int32_t dst, int32_t mb, int32_t step);
-int64_t pipe_rt_act_recv(pipe_rt_device_ctx *ctx, int32_t kind, int32_t src,
-                         int32_t dst, int32_t mb, int32_t step);
 /// `version` v >= 0: the stage's weights after exactly its first v
 /// ps.updates of this run (0: those the run started from), kept by the
 /// parameter server while later updates write the next; -1: the latest.
@@ -103,8 +101,6 @@ int64_t pipe_rt_act_prefetch(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                              int32_t step);
 int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
                            int32_t step);
-int32_t pipe_rt_act_reduce_grad(pipe_rt_device_ctx *ctx, int32_t param,
-                                int32_t step);
 int32_t pipe_rt_act_wait(pipe_rt_device_ctx *ctx, int64_t token);
 
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,7 @@
 
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 #include "pipe/Runtime/ManifestSchema.h"
+#include "pipe/Scheduling/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -49,6 +50,15 @@ public:
       return std::nullopt;
     return it->second;
   }
+  /// The type of param `param`.
+  Type paramType(unsigned param) const { return paramTypes[param]; }
+  /// The device stage `stage` is placed on.
+  int64_t stageDevice(unsigned stage) const { return stageDevices[stage]; }
+  /// The types of the values edge (src, dst) carries, in manifest order.
+  ArrayRef<Type> edgeTypes(unsigned src, unsigned dst) const {
+    auto it = edges.find({src, dst});
+    return it == edges.end() ? ArrayRef<Type>() : ArrayRef<Type>(it->second);
+  }
   /// Every block whose function the runtime calls.
   ArrayRef<BlockOp> getFunctions() const { return functions; }
   static std::string symbolOf(BlockOp block) {
@@ -64,6 +74,9 @@ private:
   pipe_rt::ManifestWriter writer;
   llvm::MapVector<Type, unsigned> types;
   llvm::StringMap<unsigned> paramIds, stageIds;
+  SmallVector<Type> paramTypes;
+  SmallVector<int64_t> stageDevices;
+  DenseMap<std::pair<unsigned, unsigned>, SmallVector<Type>> edges;
   DenseMap<Value, unsigned> valueIds;
   SmallVector<BlockOp> functions;
   DenseMap<Operation *, int> functionIds;
@@ -87,17 +100,28 @@ private:
   FailureOr<SmallVector<int64_t>>
   getArguments(Operation &op, bool forwardOnly,
                const RecomputedSet &recomputed);
+  /// A transfer's buffer query and the send or recv that moves it; returns
+  /// its token.
+  FailureOr<Value> emitTransfer(Operation &op, ActionKind kind);
+  /// reduce_grad: the gradient's buffer query and its all-reduce.
+  LogicalResult emitReduceGrad(ReduceGradOp op, ActionKind kind);
+  /// The value the last buffer query wrote into the slot.
+  Value loadBuffer(Location loc);
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
+  /// The context followed by `ints` as i32 constants.
+  SmallVector<Value> withContext(Location loc, ArrayRef<int64_t> ints);
   /// Calls `name`; exits with its status unless it is zero (or, for token
   /// returning calls, positive). Returns the call's result.
-  Value call(Location loc, StringRef name, ArrayRef<int64_t> ints,
-             bool returnsToken, Value extra = {});
+  Value call(Location loc, StringRef name, ValueRange args, bool returnsToken);
 
   ModuleOp module;
   const ManifestBuilder &manifest;
   MLIRContext *ctx;
   OpBuilder builder;
   Value context;
+  /// The device's communicator and the slot buffer queries fill (null in a
+  /// program without transfers or reductions).
+  Value comm, bufferSlot;
   Block *exit = nullptr;
   llvm::StringMap<func::FuncOp> declarations;
 };

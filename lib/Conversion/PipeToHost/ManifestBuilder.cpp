@@ -121,6 +121,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       return failure();
     unsigned id = paramIds.size();
     paramIds[param.getSymName()] = id;
+    paramTypes.push_back(param.getType());
     bool trainable = !param.getFrozen() &&
                      isa<FloatType>(param.getTensorType().getElementType());
     writer.param(id, param.getSymName().str(), *tid, trainable);
@@ -237,10 +238,14 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       if (stages.getStageOf(run) == s)
         runs.push_back(runIds.lookup(run));
     writer.stage(s, stage.getSymName().str(), stage.getDevice(), runs);
+    stageDevices.push_back(stage.getDevice());
     for (unsigned consumer : stages.getConsumers(s)) {
       std::vector<int64_t> values;
-      for (Value v : stages.getCrossingValues(s, consumer))
+      SmallVector<Type> &types = edges[{s, consumer}];
+      for (Value v : stages.getCrossingValues(s, consumer)) {
         values.push_back(valueIds.lookup(v));
+        types.push_back(v.getType());
+      }
       writer.edge(s, consumer, values);
     }
   }

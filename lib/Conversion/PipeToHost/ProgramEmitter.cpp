@@ -1,8 +1,9 @@
 //===- ProgramEmitter.cpp - Device programs of calls into the runtime -----===//
 //
 // Each device's action list becomes a straight-line function of calls into
-// the entry points of include/pipe/Runtime/Program.h, with an early exit on
-// the first failing call; blocks become the functions the runtime calls.
+// the entry points of include/pipe/Runtime/Program.h, and for transfers of
+// the transport ABI (include/pipe/Runtime/Comm.h), with an early exit on the
+// first failing call; blocks become the functions the runtime calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,21 +39,21 @@ func::FuncOp ProgramEmitter::declare(StringRef name, ArrayRef<Type> args,
   return fn;
 }
 
-Value ProgramEmitter::call(Location loc, StringRef name, ArrayRef<int64_t> ints,
-                           bool returnsToken, Value extra) {
-  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-  SmallVector<Type> argTypes{LLVM::LLVMPointerType::get(ctx)};
+SmallVector<Value> ProgramEmitter::withContext(Location loc,
+                                               ArrayRef<int64_t> ints) {
   SmallVector<Value> args{context};
-  for (int64_t v : ints) {
-    argTypes.push_back(i32);
-    args.push_back(arith::ConstantIntOp::create(builder, loc, i32, v));
-  }
-  if (extra) {
-    argTypes.push_back(extra.getType());
-    args.push_back(extra);
-  }
+  for (int64_t v : ints)
+    args.push_back(
+        arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), v));
+  return args;
+}
+
+Value ProgramEmitter::call(Location loc, StringRef name, ValueRange args,
+                           bool returnsToken) {
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
   Type resultType = returnsToken ? i64 : i32;
-  func::FuncOp callee = declare(name, argTypes, resultType);
+  func::FuncOp callee =
+      declare(name, llvm::to_vector(args.getTypes()), resultType);
   Value result = func::CallOp::create(builder, loc, callee, args).getResult(0);
   Value zero = arith::ConstantIntOp::create(builder, loc, resultType, 0);
   Value failed, status;
@@ -81,6 +82,114 @@ Value ProgramEmitter::call(Location loc, StringRef name, ArrayRef<int64_t> ints,
                            ValueRange{});
   builder.setInsertionPointToStart(next);
   return result;
+}
+
+namespace {
+
+/// The message that carries values of `types` packed in order, as the
+/// runtime describes it (pipe/Runtime/Comm.h): their common element type,
+/// or bytes when they differ or are i1.
+struct Message {
+  int64_t count = 0;
+  pipe_rt_dtype dtype = PIPE_RT_DTYPE_BYTES;
+};
+
+Message messageOf(ArrayRef<Type> types) {
+  auto dtypeOf = [](Type element) {
+    if (element.isF32())
+      return PIPE_RT_DTYPE_F32;
+    if (element.isF64())
+      return PIPE_RT_DTYPE_F64;
+    if (element.isInteger(32))
+      return PIPE_RT_DTYPE_I32;
+    if (element.isInteger(64) || element.isIndex())
+      return PIPE_RT_DTYPE_I64;
+    return PIPE_RT_DTYPE_BYTES;
+  };
+  Message message;
+  int64_t bytes = 0;
+  std::optional<pipe_rt_dtype> common;
+  for (Type type : types) {
+    auto tensor = cast<RankedTensorType>(type);
+    Type element = tensor.getElementType();
+    int64_t numel = tensor.getNumElements();
+    message.count += numel;
+    bytes += numel *
+             (element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8);
+    pipe_rt_dtype dtype = dtypeOf(element);
+    common = !common || *common == dtype ? dtype : PIPE_RT_DTYPE_BYTES;
+  }
+  message.dtype = common.value_or(PIPE_RT_DTYPE_BYTES);
+  if (message.dtype == PIPE_RT_DTYPE_BYTES)
+    message.count = bytes;
+  return message;
+}
+
+bool isTransfer(Operation &op) { return isa<SendOp, RecvOp>(op); }
+
+bool usesComm(Operation &op) { return isa<SendOp, RecvOp, ReduceGradOp>(op); }
+
+} // namespace
+
+FailureOr<Value> ProgramEmitter::emitTransfer(Operation &op, ActionKind kind) {
+  Location loc = op.getLoc();
+  bool sending = isa<SendOp>(op);
+  auto fields = [](auto t) {
+    return std::make_tuple(t.getKind() == TransferKind::Gradient, t.getSrc(),
+                           t.getDst(), (int64_t)t.getMicrobatch(),
+                           (int64_t)t.getStep().value_or(0));
+  };
+  auto [gradient, srcName, dstName, mb, step] =
+      sending ? fields(cast<SendOp>(op)) : fields(cast<RecvOp>(op));
+  unsigned src = manifest.stageId(srcName), dst = manifest.stageId(dstName);
+  // Activations travel along edge (src, dst), gradients back along it.
+  ArrayRef<Type> types =
+      gradient ? manifest.edgeTypes(dst, src) : manifest.edgeTypes(src, dst);
+  if (types.empty())
+    return op.emitOpError("moves values along no edge of the stage graph");
+  Message message = messageOf(types);
+  call(loc, sending ? "pipe_rt_comm_send_buffer" : "pipe_rt_comm_recv_buffer",
+       llvm::to_vector(
+           llvm::concat<Value>(withContext(loc, {gradient, src, dst, mb, step}),
+                               ValueRange{bufferSlot})),
+       /*returnsToken=*/false);
+  Value buffer = loadBuffer(loc);
+  int64_t peer = manifest.stageDevice(sending ? dst : src);
+  Value args[] = {
+      comm, buffer,
+      arith::ConstantIntOp::create(builder, loc, builder.getI64Type(),
+                                   message.count),
+      arith::ConstantIntOp::create(builder, loc, builder.getI32Type(),
+                                   message.dtype),
+      arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), peer)};
+  return call(loc, getActionEntry(kind), args, /*returnsToken=*/true);
+}
+
+Value ProgramEmitter::loadBuffer(Location loc) {
+  return LLVM::LoadOp::create(builder, loc, LLVM::LLVMPointerType::get(ctx),
+                              bufferSlot);
+}
+
+LogicalResult ProgramEmitter::emitReduceGrad(ReduceGradOp op, ActionKind kind) {
+  Location loc = op.getLoc();
+  std::optional<unsigned> pid = manifest.paramId(op.getParam());
+  if (!pid)
+    return op.emitOpError("reduces ")
+           << op.getParamAttr()
+           << ", which no block instance of the graph reads";
+  call(loc, "pipe_rt_comm_grad_buffer",
+       llvm::to_vector(llvm::concat<Value>(
+           withContext(loc, {*pid, (int64_t)op.getStep().value_or(0)}),
+           ValueRange{bufferSlot})),
+       /*returnsToken=*/false);
+  Message message = messageOf(manifest.paramType(*pid));
+  Value args[] = {comm, loadBuffer(loc),
+                  arith::ConstantIntOp::create(
+                      builder, loc, builder.getI64Type(), message.count),
+                  arith::ConstantIntOp::create(
+                      builder, loc, builder.getI32Type(), message.dtype)};
+  call(loc, getActionEntry(kind), args, /*returnsToken=*/false);
+  return success();
 }
 
 FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
@@ -117,12 +226,6 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
                                     step(b.getStep()), version(b.getVersion()),
                                     part};
       })
-      .Case<SendOp, RecvOp>([&](auto t) -> Args {
-        return SmallVector<int64_t>{t.getKind() == TransferKind::Gradient,
-                                    stage(t.getSrc()), stage(t.getDst()),
-                                    (int64_t)t.getMicrobatch(),
-                                    step(t.getStep())};
-      })
       .Case([&](LoadOp l) -> Args {
         return SmallVector<int64_t>{stage(l.getStage()), step(l.getStep()),
                                     version(l.getVersion())};
@@ -135,14 +238,6 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
         return SmallVector<int64_t>{stage(a.getStage()),
                                     (int64_t)a.getMicrobatch(),
                                     step(a.getStep())};
-      })
-      .Case([&](ReduceGradOp r) -> Args {
-        std::optional<unsigned> pid = manifest.paramId(r.getParam());
-        if (!pid)
-          return r.emitOpError("reduces ")
-                 << r.getParamAttr()
-                 << ", which no block instance of the graph reads";
-        return SmallVector<int64_t>{*pid, step(r.getStep())};
       })
       .Default([](Operation *other) -> Args {
         return other->emitOpError("has no host lowering");
@@ -172,23 +267,57 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
     recomputed.insert(
         {op.getStage(), op.getMicrobatch(), op.getStep().value_or(0)});
 
+  // Transfers and reductions go through the device's communicator; their
+  // buffers come back through one slot.
+  Block &actions = device.getBody().front();
+  if (llvm::any_of(actions, usesComm)) {
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    comm = func::CallOp::create(builder, loc,
+                                declare("pipe_rt_comm_of", {ptr}, ptr),
+                                ValueRange{context})
+               .getResult(0);
+    bufferSlot = LLVM::AllocaOp::create(
+        builder, loc, ptr, ptr,
+        arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), 1));
+  }
+
   DenseMap<Value, Value> tokens;
-  for (Operation &op : device.getBody().front()) {
+  for (Operation &op : actions) {
     std::optional<ActionKind> kind = getActionKind(&op);
     if (!kind)
       return op.emitOpError("has no host lowering");
     if (auto wait = dyn_cast<WaitOp>(op)) {
       for (Value token : wait.getTokens())
-        call(op.getLoc(), getActionEntry(*kind), {}, false,
-             tokens.lookup(token));
+        call(op.getLoc(), getActionEntry(*kind),
+             ValueRange{context, tokens.lookup(token)}, false);
+      continue;
+    }
+    if (isTransfer(op)) {
+      // Transfers issued in a row form one group (NCCL needs the send and
+      // recv of an exchange between two devices in one).
+      bool grouped = (op.getPrevNode() && isTransfer(*op.getPrevNode())) ||
+                     (op.getNextNode() && isTransfer(*op.getNextNode()));
+      if (grouped && !(op.getPrevNode() && isTransfer(*op.getPrevNode())))
+        call(op.getLoc(), "pipe_rt_comm_group_start", ValueRange{comm}, false);
+      FailureOr<Value> token = emitTransfer(op, *kind);
+      if (failed(token))
+        return failure();
+      tokens[op.getResult(0)] = *token;
+      if (grouped && !(op.getNextNode() && isTransfer(*op.getNextNode())))
+        call(op.getLoc(), "pipe_rt_comm_group_end", ValueRange{comm}, false);
+      continue;
+    }
+    if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
+      if (failed(emitReduceGrad(reduce, *kind)))
+        return failure();
       continue;
     }
     FailureOr<SmallVector<int64_t>> args =
         getArguments(op, schedule.getForwardOnly(), recomputed);
     if (failed(args))
       return failure();
-    Value result = call(op.getLoc(), getActionEntry(*kind), *args,
-                        producesToken(*kind));
+    Value result = call(op.getLoc(), getActionEntry(*kind),
+                        withContext(op.getLoc(), *args), producesToken(*kind));
     if (producesToken(*kind))
       tokens[op.getResult(0)] = result;
   }

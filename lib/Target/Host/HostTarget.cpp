@@ -52,9 +52,9 @@ template <typename R, typename... Args> R returnTypeOf(R (*)(Args...));
 // An action that produces a token lowers to a call returning int64_t (the
 // token or minus a status), any other to one returning int32_t.
 #define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
-  static_assert(std::is_same_v<decltype(returnTypeOf(&pipe_rt_act_##ENTRY)),   \
+  static_assert(std::is_same_v<decltype(returnTypeOf(&pipe_rt_##ENTRY)),       \
                                std::conditional_t<TOKEN, int64_t, int32_t>>,   \
-                "Actions.def: pipe_rt_act_" #ENTRY " returns the wrong type");
+                "Actions.def: pipe_rt_" #ENTRY " returns the wrong type");
 #include "pipe/Support/Actions.def"
 
 /// Every runtime function generated code may call, for the JIT.
@@ -66,10 +66,14 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
         llvm::JITSymbolFlags::Exported};
   };
   // Fails to compile when an action's entry point is not declared in
-  // Program.h; actions sharing an entry point add it once more, harmlessly.
+  // Program.h or Comm.h; actions sharing an entry point add it once more,
+  // harmlessly.
 #define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
-  add("pipe_rt_act_" #ENTRY, &pipe_rt_act_##ENTRY);
+  add("pipe_rt_" #ENTRY, &pipe_rt_##ENTRY);
 #include "pipe/Support/Actions.def"
+#define PIPE_RT_COMM_ENTRY(NAME) add(#NAME, &NAME);
+  PIPE_RT_COMM_ENTRIES(PIPE_RT_COMM_ENTRY)
+#undef PIPE_RT_COMM_ENTRY
   add("pipe_rt_gemm_f32", &pipe_rt_gemm_f32);
   add("_mlir_memref_to_llvm_alloc", &_mlir_memref_to_llvm_alloc);
   add("_mlir_memref_to_llvm_aligned_alloc",

@@ -94,36 +94,69 @@
 
 // Device 0: every call's status is checked; a non-zero one is returned at
 // once. Token-returning calls fail when <= 0 with status = -token.
+// Transfers go through the transport ABI (pipe/Runtime/Comm.h): the device's
+// communicator, a buffer query by (kind, src, dst, mb, step) into one slot,
+// then the send/recv naming the buffer, its element count and dtype (edge
+// s0 -> s1 carries one tensor<4x8xf32>: 32 elements of PIPE_RT_DTYPE_F32 =
+// 1) and the peer device. Transfers issued in a row are grouped.
 // CHECK-LABEL: func.func @pipe_device_0_0(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[M1:.*]] = arith.constant -1 : i32
 // CHECK-DAG:     %[[Z64:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[N32:.*]] = arith.constant 32 : i64
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-DAG:     %[[ONE64:.*]] = arith.constant 1 : i64
+// CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]]) : (!llvm.ptr) -> !llvm.ptr
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.alloca %[[ONE64]] x !llvm.ptr : (i64) -> !llvm.ptr
 // forward(stage 0, mb 0, step 0, version -1, keep 1)
-// CHECK:         %[[F0:.*]] = call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ONE]])
+// CHECK-NEXT:    %[[F0:.*]] = call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ONE]])
 // CHECK-NEXT:    %[[BAD:.*]] = arith.cmpi ne, %[[F0]], %[[ZERO]] : i32
 // CHECK-NEXT:    cf.cond_br %[[BAD]], ^[[EXIT:bb[0-9]+]](%[[F0]] : i32), ^bb1
 // CHECK:       ^bb1:
-// send(activation, s0 -> s1, mb 0, step 0)
-// CHECK-NEXT:    %[[A0:.*]] = call @pipe_rt_act_send(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]]) {{.*}} -> i64
+// send(activation, s0 -> s1, mb 0, step 0), alone: no group.
+// CHECK-NEXT:    %[[Q0:.*]] = call @pipe_rt_comm_send_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
+// CHECK-NEXT:    %[[QBAD:.*]] = arith.cmpi ne, %[[Q0]], %[[ZERO]] : i32
+// CHECK-NEXT:    cf.cond_br %[[QBAD]], ^[[EXIT]](%[[Q0]] : i32), ^bb2
+// CHECK:       ^bb2:
+// CHECK-NEXT:    %[[B0:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[A0:.*]] = call @pipe_rt_comm_send(%[[COMM]], %[[B0]], %[[N32]], %[[ONE]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:    %[[TBAD:.*]] = arith.cmpi sle, %[[A0]], %[[Z64]] : i64
 // CHECK-NEXT:    %[[NEG:.*]] = arith.subi %[[Z64]], %[[A0]] : i64
 // CHECK-NEXT:    %[[TR:.*]] = arith.trunci %[[NEG]] : i64 to i32
 // CHECK-NEXT:    %[[IS0:.*]] = arith.cmpi eq, %[[A0]], %[[Z64]] : i64
 // CHECK-NEXT:    %[[ST:.*]] = arith.select %[[IS0]], %[[ONE]], %[[TR]] : i32
-// CHECK-NEXT:    cf.cond_br %[[TBAD]], ^[[EXIT]](%[[ST]] : i32), ^bb2
+// CHECK-NEXT:    cf.cond_br %[[TBAD]], ^[[EXIT]](%[[ST]] : i32), ^bb3
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]])
-// CHECK:         %[[A1:.*]] = call @pipe_rt_act_send(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ONE]], %[[ZERO]])
-// recv(gradient, s1 -> s0, mb 0); its token goes to the wait.
-// CHECK:         %[[G0:.*]] = call @pipe_rt_act_recv(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
+// The 1F1B exchange: send activation mb 1 and recv gradient mb 0 (from s1
+// on device 1) in one group.
+// CHECK-NOT:     call
+// CHECK:         call @pipe_rt_comm_group_start(%[[COMM]]) : (!llvm.ptr) -> i32
+// CHECK-NOT:     call
+// CHECK:         call @pipe_rt_comm_send_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[SLOT]])
+// CHECK-NOT:     call
+// CHECK:         %[[B1:.*]] = llvm.load %[[SLOT]]
+// CHECK-NEXT:    %[[A1:.*]] = call @pipe_rt_comm_send(%[[COMM]], %[[B1]], %[[N32]], %[[ONE]], %[[ONE]])
+// CHECK-NOT:     call
+// CHECK:         call @pipe_rt_comm_recv_buffer(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[SLOT]])
+// CHECK-NOT:     call
+// CHECK:         %[[B2:.*]] = llvm.load %[[SLOT]]
+// CHECK-NEXT:    %[[G0:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %[[B2]], %[[N32]], %[[ONE]], %[[ONE]])
+// CHECK-NOT:     call
+// CHECK:         call @pipe_rt_comm_group_end(%[[COMM]]) : (!llvm.ptr) -> i32
+// CHECK-NOT:     call
+// its token goes to the wait.
 // CHECK:         %[[W0:.*]] = call @pipe_rt_act_wait(%[[CTX]], %[[G0]]) : (!llvm.ptr, i64) -> i32
 // CHECK-NEXT:    %[[WBAD:.*]] = arith.cmpi ne, %[[W0]], %[[ZERO]] : i32
 // CHECK-NEXT:    cf.cond_br %[[WBAD]], ^[[EXIT]](%[[W0]] : i32)
 // backward(stage 0, mb 0, part 0 = full)
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         %[[G1:.*]] = call @pipe_rt_act_recv(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]])
+// A lone recv: no group.
+// CHECK-NOT:     group_start
+// CHECK:         call @pipe_rt_comm_recv_buffer(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[SLOT]])
+// CHECK:         %[[G1:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ONE]])
+// CHECK-NOT:     group_end
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[G1]])
 // part 1 = input gradients, part 2 = weight gradients
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]])
@@ -137,30 +170,45 @@
 // CHECK-NEXT:  ^[[EXIT]](%[[STATUS:.*]]: i32):
 // CHECK-NEXT:    return %[[STATUS]] : i32
 // CHECK-NOT:   call
+// CHECK:       func.func private @pipe_rt_comm_of(!llvm.ptr) -> !llvm.ptr
 // CHECK:       func.func private @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32) -> i32
-// CHECK:       func.func private @pipe_rt_act_send(!llvm.ptr, i32, i32, i32, i32, i32) -> i64
-// CHECK:       func.func private @pipe_rt_act_recv(!llvm.ptr, i32, i32, i32, i32, i32) -> i64
+// CHECK:       func.func private @pipe_rt_comm_send_buffer(!llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
+// CHECK:       func.func private @pipe_rt_comm_send(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK:       func.func private @pipe_rt_comm_group_start(!llvm.ptr) -> i32
+// CHECK:       func.func private @pipe_rt_comm_recv_buffer(!llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
+// CHECK:       func.func private @pipe_rt_comm_recv(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK:       func.func private @pipe_rt_comm_group_end(!llvm.ptr) -> i32
 // CHECK:       func.func private @pipe_rt_act_wait(!llvm.ptr, i64) -> i32
 
 // Device 1: the forward of micro-batch 0 is recomputed later, so it keeps
-// only the stage's inputs (keep = 0); micro-batch 1's keeps everything.
+// only the stage's inputs (keep = 0); micro-batch 1's keeps everything. Its
+// peer is device 0; after the backward of mb 0 it sends the gradient and
+// receives the next activation in one group.
 // CHECK-LABEL: func.func @pipe_device_0_1(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[M1:.*]] = arith.constant -1 : i32
+// CHECK-DAG:     %[[N32:.*]] = arith.constant 32 : i64
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK:         %[[R0:.*]] = call @pipe_rt_act_recv(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]])
+// CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
+// CHECK:         call @pipe_rt_comm_recv_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK:         %[[R0:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[R0]])
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_recompute(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         %[[S0:.*]] = call @pipe_rt_act_send(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
-// CHECK:         %[[R1:.*]] = call @pipe_rt_act_recv(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ONE]], %[[ZERO]])
+// CHECK:         call @pipe_rt_comm_group_start(%[[COMM]])
+// CHECK:         call @pipe_rt_comm_send_buffer(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK:         %[[S0:.*]] = call @pipe_rt_comm_send(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
+// CHECK:         call @pipe_rt_comm_recv_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ONE]], %[[ZERO]], %{{.*}})
+// CHECK:         %[[R1:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
+// CHECK:         call @pipe_rt_comm_group_end(%[[COMM]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[R1]])
 // CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]])
 // CHECK-NOT:     call @pipe_rt_act_recompute
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         %[[S1:.*]] = call @pipe_rt_act_send(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]])
+// CHECK:         call @pipe_rt_comm_send_buffer(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]], %{{.*}})
+// CHECK:         %[[S1:.*]] = call @pipe_rt_comm_send(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[S0]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[S1]])
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[ONE]], %[[ZERO]])
@@ -512,9 +560,18 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
-// reduce_grad(param 0, step 0)
-// CHECK:         call @pipe_rt_act_reduce_grad(%[[CTX]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i32
-// CHECK-NEXT:    arith.cmpi ne
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-DAG:     %[[N64:.*]] = arith.constant 64 : i64
+// CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.alloca
+// reduce_grad(param 0, step 0): the gradient's buffer, then its all-reduce
+// of the 8x8 f32 param (64 elements of PIPE_RT_DTYPE_F32 = 1).
+// CHECK:         %[[Q:.*]] = call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// CHECK-NEXT:    arith.cmpi ne, %[[Q]]
+// CHECK-NEXT:    cf.cond_br
+// CHECK:         %[[G:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[R:.*]] = call @pipe_rt_comm_allreduce(%[[COMM]], %[[G]], %[[N64]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// CHECK-NEXT:    arith.cmpi ne, %[[R]]
 // CHECK-NEXT:    cf.cond_br
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[ZERO]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[TWO]], %[[ZERO]])

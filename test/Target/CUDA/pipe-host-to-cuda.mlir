@@ -44,7 +44,7 @@
 // CHECK-DAG: @pipe_kernels_binary = internal constant [{{[0-9]+}} x i8] c"\7FELF
 // CHECK-DAG: @llvm.global_ctors = appending global {{.*}} [{ i32, ptr, ptr } { i32 123, ptr @pipe_kernels_load, ptr null }]
 // CHECK-DAG: @pipe_program_manifest = constant [{{[0-9]+}} x i8] c"pipe-program 3\0A
-// CHECK-DAG: @pipe_program_abi_version = constant i32 1
+// CHECK-DAG: @pipe_program_abi_version = constant i32 2
 // CHECK-DAG: declare void @pipe_rt_cuda_gemm(ptr, ptr, ptr, ptr, ptr, ptr, ptr, i32)
 
 // A forward block: results in device memory, kernels and the GEMM queued
@@ -68,11 +68,31 @@
 // CHECK-LABEL: define void @pipe_fn_mse_head(
 // CHECK-LABEL: define void @pipe_fn_mse_head_bwd_input(
 
-// Device programs stay host code calling the runtime.
+// Device programs stay host code calling the runtime; their transfers are
+// the transport ABI's calls (pipe/Runtime/Comm.h): device 0's send of the
+// activation and recv of the gradient (32 f32 each, peer device 1) are
+// issued in a row, so they form one group.
 // CHECK-LABEL: define i32 @pipe_device_0_0(ptr %0)
+// CHECK:         %[[COMM:.*]] = call ptr @pipe_rt_comm_of(ptr %0)
+// CHECK:         %[[SLOT:.*]] = alloca ptr
 // CHECK:         call i32 @pipe_rt_act_forward(
+// CHECK:         call i32 @pipe_rt_comm_group_start(ptr %[[COMM]])
+// CHECK:         call i32 @pipe_rt_comm_send_buffer(ptr %0, i32 0, i32 0, i32 1, i32 0, i32 0, ptr %[[SLOT]])
+// CHECK:         %[[SB:.*]] = load ptr, ptr %[[SLOT]]
+// CHECK:         call i64 @pipe_rt_comm_send(ptr %[[COMM]], ptr %[[SB]], i64 32, i32 1, i32 1)
+// CHECK:         call i32 @pipe_rt_comm_recv_buffer(ptr %0, i32 1, i32 1, i32 0, i32 0, i32 0, ptr %[[SLOT]])
+// CHECK:         %[[RB:.*]] = load ptr, ptr %[[SLOT]]
+// CHECK:         call i64 @pipe_rt_comm_recv(ptr %[[COMM]], ptr %[[RB]], i64 32, i32 1, i32 1)
+// CHECK:         call i32 @pipe_rt_comm_group_end(ptr %[[COMM]])
+// CHECK:         call i32 @pipe_rt_act_wait(
 // CHECK-LABEL: define i32 @pipe_device_0_1(ptr %0)
+// A lone recv and a lone send: no group.
+// CHECK-NOT:     @pipe_rt_comm_group_start
+// CHECK:         call i64 @pipe_rt_comm_recv(ptr %{{.*}}, ptr %{{.*}}, i64 32, i32 1, i32 0)
 // CHECK:         call i32 @pipe_rt_act_backward(
+// CHECK:         call i64 @pipe_rt_comm_send(ptr %{{.*}}, ptr %{{.*}}, i64 32, i32 1, i32 0)
+// CHECK-NOT:     @pipe_rt_comm_group_end
+// CHECK:         ret i32
 
 // CHECK-LABEL: define internal void @pipe_kernels_load()
 // CHECK:         call ptr @mgpuModuleLoad(ptr @pipe_kernels_binary, i64 {{[0-9]+}})

@@ -24,7 +24,7 @@
 // Weight gradient: x[i, k] * dy[i, j] summed over the 4 rows.
 // CHECK-DAG: llvm.mlir.global private constant @{{__pipe_gemm_shape_[0-9]+}}(dense<[1, 8, 8, 4, 0, 1, 8, 0, 8, 1, 0, 8, 1]> : tensor<13xi64>)
 // CHECK-DAG: llvm.mlir.global external constant @pipe_program_manifest("pipe-program 3\0Atype 0 f32 2 8 8\0A{{.*}}\0Aend\0A\00")
-// CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(1 : i32)
+// CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(2 : i32)
 
 // A forward block: results allocated through the hook (the runtime takes
 // ownership), the matmul a GEMM call, the ReLU a loop nest.
@@ -52,14 +52,17 @@
 // CHECK-LABEL: llvm.func @pipe_device_0_0(
 // CHECK-SAME:    %{{.*}}: !llvm.ptr) -> i32 {
 // CHECK:         llvm.call @pipe_rt_act_forward
-// CHECK:         llvm.call @pipe_rt_act_send
-// CHECK:         llvm.call @pipe_rt_act_recv
+// CHECK:         llvm.call @pipe_rt_comm_send_buffer
+// CHECK:         llvm.load
+// CHECK:         llvm.call @pipe_rt_comm_send
+// CHECK:         llvm.call @pipe_rt_comm_recv_buffer
+// CHECK:         llvm.call @pipe_rt_comm_recv
 // CHECK:         llvm.call @pipe_rt_act_wait
 // CHECK:         llvm.call @pipe_rt_act_backward
 // CHECK:         llvm.call @pipe_rt_act_update
 // CHECK:         llvm.return %{{.*}} : i32
 // CHECK-DAG:   llvm.func @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32) -> i32
-// CHECK-DAG:   llvm.func @pipe_rt_act_send(!llvm.ptr, i32, i32, i32, i32, i32) -> i64
+// CHECK-DAG:   llvm.func @pipe_rt_comm_send(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK-DAG:   llvm.func @pipe_rt_act_wait(!llvm.ptr, i64) -> i32
 // CHECK-LABEL: llvm.func @pipe_device_0_1(
 // CHECK:         llvm.call @pipe_rt_act_recompute

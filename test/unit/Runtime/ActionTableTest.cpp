@@ -1,7 +1,8 @@
 //===- ActionTableTest.cpp - Every action has a runtime entry point -------===//
 //
-// pipe/Support/Actions.def names the runtime entry point of each action; the
-// lowering emits calls to it and the JIT resolves it. This looks every entry
+// pipe/Support/Actions.def names the runtime entry point of each action and
+// pipe/Runtime/Comm.h lists the transport ABI's; the lowering emits calls to
+// them and the JIT resolves them. This looks every entry
 // up in the symbols the runtime library exports (the test binary links it
 // with its symbols exported), so an action added to the table without an
 // entry point in the runtime fails here, by name, rather than when a JIT-ed
@@ -24,8 +25,11 @@ struct TableEntry {
 
 constexpr TableEntry kEntries[] = {
 #define PIPE_ACTION(KIND, MNEMONIC, OP, ENTRY, COMPUTE, TOKEN)                 \
-  {#KIND, "pipe_rt_act_" #ENTRY},
+  {"action " #KIND, "pipe_rt_" #ENTRY},
 #include "pipe/Support/Actions.def"
+#define PIPE_RT_COMM_ENTRY(NAME) {"transport ABI", #NAME},
+    PIPE_RT_COMM_ENTRIES(PIPE_RT_COMM_ENTRY)
+#undef PIPE_RT_COMM_ENTRY
 };
 
 TEST(ActionTable, EveryActionHasARuntimeEntry) {
@@ -34,8 +38,7 @@ TEST(ActionTable, EveryActionHasARuntimeEntry) {
   (void)anchor;
   for (const TableEntry &entry : kEntries)
     EXPECT_NE(dlsym(RTLD_DEFAULT, entry.symbol), nullptr)
-        << "action " << entry.kind << ": the runtime exports no "
-        << entry.symbol;
+        << entry.kind << ": the runtime exports no " << entry.symbol;
 }
 
 } // namespace

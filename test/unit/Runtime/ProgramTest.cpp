@@ -35,8 +35,45 @@ using tiny::twoDev1;
 
 int32_t deadlock0(pipe_rt_device_ctx *) { return 0; }
 int32_t deadlock1(pipe_rt_device_ctx *c) {
-  TINY_TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, 0, 0));
+  TINY_TOKEN(t, tiny::transfer(c, false, 0, 0, 1, 0, 0));
   TINY_CHECK(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+/// Device 1 receives s0's activation but names 3 elements where the buffer
+/// holds 2.
+int32_t wrongCount1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  TINY_CHECK(pipe_rt_comm_recv_buffer(c, 0, 0, 1, 0, 0, &buffer));
+  TINY_TOKEN(t, pipe_rt_comm_recv(pipe_rt_comm_of(c), buffer, 3,
+                                  PIPE_RT_DTYPE_F32, 0));
+  TINY_CHECK(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+/// Device 1 sends a buffer it never obtained.
+int32_t unknownBuffer1(pipe_rt_device_ctx *c) {
+  float data[2] = {0, 0};
+  TINY_TOKEN(
+      t, pipe_rt_comm_send(pipe_rt_comm_of(c), data, 2, PIPE_RT_DTYPE_F32, 0));
+  TINY_CHECK(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+/// Device 1 all-reduces w2's gradient (f32[2]) naming 3 elements.
+int32_t wrongAllreduceCount1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  TINY_CHECK(pipe_rt_comm_grad_buffer(c, 1, 0, &buffer));
+  TINY_CHECK(
+      pipe_rt_comm_allreduce(pipe_rt_comm_of(c), buffer, 3, PIPE_RT_DTYPE_F32));
+  return 0;
+}
+
+/// Device 1 closes a group it never opened.
+int32_t unopenedGroup1(pipe_rt_device_ctx *c) {
+  TINY_CHECK(pipe_rt_comm_group_start(pipe_rt_comm_of(c)));
+  TINY_CHECK(pipe_rt_comm_group_end(pipe_rt_comm_of(c)));
+  TINY_CHECK(pipe_rt_comm_group_end(pipe_rt_comm_of(c)));
   return 0;
 }
 
@@ -275,6 +312,39 @@ TEST(Program, DeadlockReportedByWatchdog) {
   EXPECT_NE(e.find("recv activation"), std::string::npos) << e;
   // The failed run changed nothing.
   EXPECT_EQ(s.param(0), std::vector<float>(kW1, kW1 + 2));
+}
+
+/// A transport ABI call that does not match its buffer fails the run with
+/// a message naming it, before anything moves.
+TEST(Program, TransportCallsAreCheckedAgainstTheirBuffers) {
+  struct Case {
+    tiny::DeviceProgram dev1;
+    const char *message;
+  } cases[] = {
+      {wrongCount1, "device 1: recv activation stage 's1' mb 0 step 0 from "
+                    "stage 's0': pipe_rt_comm_recv of 3 elements of dtype 1 "
+                    "with device 0, but the buffer holds 2 of dtype 1 for "
+                    "device 0"},
+      {unknownBuffer1, "device 1: pipe_rt_comm_send of a buffer that no "
+                       "pipe_rt_comm_send_buffer of the device returned"},
+      {wrongAllreduceCount1,
+       "device 1: reduce_grad 'w2' step 0: pipe_rt_comm_allreduce of 3 "
+       "elements of dtype 1, but the param has 2 of dtype 1"},
+      {unopenedGroup1, "device 1: pipe_rt_comm_group_end without a "
+                       "pipe_rt_comm_group_start"},
+  };
+  for (const Case &c : cases) {
+    tiny::Microbatches oneMicrobatch(1);
+    Program p = makeProgram(2, false, "gpipe", 1, deadlock0, c.dev1);
+    Session s(p, writeWeights());
+    ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
+    std::vector<const void *> in = inputsFor(1);
+    EXPECT_EQ(pipe_rt_session_run(s.s, 0, in.data(), nullptr),
+              PIPE_RT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(pipe_rt_session_error(s.s)).find(c.message),
+              std::string::npos)
+        << pipe_rt_session_error(s.s);
+  }
 }
 
 TEST(Program, OutOfMemoryNamesDevice) {

@@ -166,6 +166,31 @@ template <bool kGpu> void g2i(void **a) {
   if (var < 0)                                                                 \
   return int32_t(-var)
 
+/// A send or recv of the program's one edge (s0 -> s1: value 1, f32[2])
+/// through the transport ABI, as the lowering emits it; `peer` is the
+/// other stage's device.
+inline int64_t transfer(pipe_rt_device_ctx *c, bool sending, int kind, int src,
+                        int dst, int mb, int peer) {
+  void *buffer = nullptr;
+  if (int32_t st =
+          (sending ? pipe_rt_comm_send_buffer : pipe_rt_comm_recv_buffer)(
+              c, kind, src, dst, mb, 0, &buffer))
+    return -st;
+  pipe_rt_comm *comm = pipe_rt_comm_of(c);
+  return sending ? pipe_rt_comm_send(comm, buffer, 2, PIPE_RT_DTYPE_F32, peer)
+                 : pipe_rt_comm_recv(comm, buffer, 2, PIPE_RT_DTYPE_F32, peer);
+}
+
+/// reduce_grad of param 0 (w1, f32[2]) at step 0 through the transport
+/// ABI, as the lowering emits it.
+inline int32_t reduceGrad(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  if (int32_t st = pipe_rt_comm_grad_buffer(c, 0, 0, &buffer))
+    return st;
+  return pipe_rt_comm_allreduce(pipe_rt_comm_of(c), buffer, 2,
+                                PIPE_RT_DTYPE_F32);
+}
+
 inline int32_t oneDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
@@ -183,17 +208,17 @@ inline int32_t oneDevice(pipe_rt_device_ctx *c) {
 template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
-    TINY_TOKEN(t, pipe_rt_act_send(c, 0, 0, 1, mb, 0));
+    TINY_TOKEN(t, transfer(c, true, 0, 0, 1, mb, 1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
   }
   for (int mb = 0; mb < gM; ++mb) {
-    TINY_TOKEN(t, pipe_rt_act_recv(c, 1, 1, 0, mb, 0));
+    TINY_TOKEN(t, transfer(c, false, 1, 1, 0, mb, 1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 1));
     TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 2));
   }
   if (tied)
-    TINY_CHECK(pipe_rt_act_reduce_grad(c, 0, 0));
+    TINY_CHECK(reduceGrad(c));
   TINY_CHECK(pipe_rt_act_update(c, 0, 0));
   return 0;
 }
@@ -201,17 +226,17 @@ template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
 template <bool tied, bool update = true>
 int32_t twoDev1(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
-    TINY_TOKEN(t, pipe_rt_act_recv(c, 0, 0, 1, mb, 0));
+    TINY_TOKEN(t, transfer(c, false, 0, 0, 1, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
   }
   for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
-    TINY_TOKEN(t, pipe_rt_act_send(c, 1, 1, 0, mb, 0));
+    TINY_TOKEN(t, transfer(c, true, 1, 1, 0, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
   }
   if (tied)
-    TINY_CHECK(pipe_rt_act_reduce_grad(c, 0, 0));
+    TINY_CHECK(reduceGrad(c));
   if (update)
     TINY_CHECK(pipe_rt_act_update(c, 1, 0));
   return 0;
