@@ -442,12 +442,16 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   RunState *runp = &run;
   int device = ctx->device;
   // A version counts the updates of trainable params; frozen ones never
-  // change, so every version of them is the latest.
-  std::vector<int> pids, versioned;
-  for (auto &[pid, b] : copies) {
-    pids.push_back(pid);
-    if (m.params[pid].trainable)
-      versioned.push_back(pid);
+  // change, so every version of them is the latest, and no update writes
+  // what the load reads.
+  std::vector<int> trainable;
+  std::vector<int> versionOf(copies.size(), -1);
+  for (size_t i = 0; i < copies.size(); ++i) {
+    int pid = copies[i].first;
+    if (m.params[pid].trainable) {
+      trainable.push_back(pid);
+      versionOf[i] = version;
+    }
     if (version >= 0 && run.ps.bf16(pid))
       return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                    what + ": param '" + m.params[pid].name +
@@ -458,13 +462,9 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   std::vector<JobQueue::Pending> updates;
   {
     std::string error;
-    if (int st = run.ps.updatesFor(versioned, version, updates, error))
+    if (int st = run.ps.updatesFor(trainable, version, updates, error))
       return -fail(ctx, st, what + ": " + error);
   }
-  std::vector<int> versionOf(copies.size(), -1);
-  for (size_t i = 0; i < copies.size(); ++i)
-    if (m.params[copies[i].first].trainable)
-      versionOf[i] = version;
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run.transfers->h2d(device), TrackKind::H2D, "h2d", what,
@@ -512,7 +512,7 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
       },
       &job);
   if (token > 0)
-    run.ps.loading(pids, &run.transfers->h2d(device), job);
+    run.ps.loading(trainable, &run.transfers->h2d(device), job);
   return token;
 }
 

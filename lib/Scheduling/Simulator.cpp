@@ -100,11 +100,9 @@ private:
     double ready;
   };
   std::vector<HostJob> hostQueue;
-  /// Per stage: when its last update run ended (a ps.load reads the
-  /// weights it wrote).
-  std::map<int, double> lastUpdateEnd;
-  /// Per stage: when each of its update runs ended, in order (a load of
-  /// weight version v reads what the v-th wrote).
+  /// Per stage: when each of its update runs ended, in order (a ps.load
+  /// reads what the last wrote, a load of weight version v what the v-th
+  /// wrote).
   std::map<int, std::vector<double>> updateEnds;
   double hostOptimizerFree = 0;
   double makespan = 0;
@@ -233,25 +231,28 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
     return time;
   }
   case ActionKind::Load: {
+    const std::vector<double> &ends = updateEnds[a.stage];
+    double written = 0.0;
     if (a.version >= 0) {
-      const std::vector<double> &ends = updateEnds[a.stage];
       if (ends.size() < size_t(a.version)) {
         why = "the host update that writes the weight version it loads has "
               "not run";
         return std::nullopt;
       }
-      double written = a.version > 0 ? ends[a.version - 1] : 0.0;
-      return std::max(
-          {state.hostTime, state.h2dFree, state.lastRelease, written});
+      if (a.version > 0)
+        written = ends[a.version - 1];
+    } else {
+      if (llvm::any_of(hostQueue, [&](const HostJob &job) {
+            return job.action->stage == a.stage;
+          })) {
+        why = "the host update of its stage has not run";
+        return std::nullopt;
+      }
+      if (!ends.empty())
+        written = ends.back();
     }
-    if (llvm::any_of(hostQueue, [&](const HostJob &job) {
-          return job.action->stage == a.stage;
-        })) {
-      why = "the host update of its stage has not run";
-      return std::nullopt;
-    }
-    return std::max({state.hostTime, state.h2dFree, state.lastRelease,
-                     lastUpdateEnd[a.stage]});
+    return std::max(
+        {state.hostTime, state.h2dFree, state.lastRelease, written});
   }
   case ActionKind::Prefetch:
     return std::max({state.hostTime, state.h2dFree, state.lastRelease});
@@ -294,7 +295,6 @@ void Simulator::runHostUpdate() {
   hostOptimizerFree = end;
   report.hostOptimizerBusy += end - start;
   tokenTime[{job.device, a.token}] = end;
-  lastUpdateEnd[a.stage] = end;
   updateEnds[a.stage].push_back(end);
   traceEvent(traceLabel(a), "host", 3 * devices.size(), start, end);
 }
