@@ -186,6 +186,15 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     verify.deviceModel = options.deviceModel;
   }
   pm.addPass(createPipeSchedule(train));
+  // Delayed updates warm up on plain ones (pipe-train --l2l-delay-after):
+  // the same L2L schedule, one step per run on the latest weights.
+  if (traits.parameterServer && options.hostUpdate == "delayed" &&
+      train.steps > 1) {
+    PipeScheduleOptions warmup = train;
+    warmup.hostUpdate = "plain";
+    warmup.steps = 1;
+    pm.addPass(createPipeSchedule(warmup));
+  }
   if (options.eval)
     pm.addPass(createPipeSchedule(eval));
   pm.addPass(createPipeVerifySchedule(verify));

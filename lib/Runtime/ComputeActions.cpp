@@ -584,11 +584,11 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
-pipe_rt_optim_update makeUpdate(pipe_rt_session *session, int pid, float *param,
-                                SessionParam &state, const float *grad,
-                                size_t n, float scale) {
+pipe_rt_optim_update makeUpdate(pipe_rt_session *session, int pid, int step,
+                                float *param, SessionParam &state,
+                                const float *grad, size_t n, float scale) {
   pipe_rt_optim_update u{};
-  setParamOptimizer(*session, pid, u);
+  setParamOptimizer(*session, pid, step, u);
   u.step = state.step + 1;
   u.param = param;
   bool adam = u.kind == PIPE_RT_OPTIM_ADAMW;
@@ -728,7 +728,7 @@ int32_t pipe_rt_act_update(pipe_rt_device_ctx *ctx, int32_t stage,
         run.memory.hostView(Lane::Compute, *grad, gradStaging, error, st));
     if (st != PIPE_RT_OK)
       return fail(ctx, st, what + ": " + error);
-    pipe_rt_optim_update u = makeUpdate(run.session, pid, value, state,
+    pipe_rt_optim_update u = makeUpdate(run.session, pid, step, value, state,
                                         gradValue, size_t(t.numel), scale);
     if (int st = pipe_rt_host_optimizer_run(run.session->optimizer, &u))
       return fail(ctx, st,

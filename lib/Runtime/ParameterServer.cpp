@@ -279,12 +279,13 @@ void ParameterServer::updating(const std::vector<int> &pids,
 /// that; weights `outOfPlace` always, into the spare that does not hold the
 /// latest ones.
 pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
-                                              Master &ps, const Gradient &grad,
+                                              int step, Master &ps,
+                                              const Gradient &grad,
                                               bool outOfPlace) {
   SessionParam &committed = session.params[pid];
   SessionParam &spare = session.psSpare[pid];
   pipe_rt_optim_update u{};
-  setParamOptimizer(session, pid, u);
+  setParamOptimizer(session, pid, step, u);
   u.step = ps.step + 1;
   size_t n = grad.sum.size();
   u.grad = grad.sum.data();
@@ -331,7 +332,7 @@ pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
   return u;
 }
 
-int ParameterServer::update(pipe_rt_session &session, int pid,
+int ParameterServer::update(pipe_rt_session &session, int pid, int step,
                             bool outOfPlace, std::string &error) {
   Gradient *grad;
   Master *master;
@@ -351,7 +352,8 @@ int ParameterServer::update(pipe_rt_session &session, int pid,
     if (sh != shadows.end())
       shadow = sh->second;
   }
-  pipe_rt_optim_update u = prepare(session, pid, *master, *grad, outOfPlace);
+  pipe_rt_optim_update u =
+      prepare(session, pid, step, *master, *grad, outOfPlace);
   // The next ps.load of the param copies its bf16 rounding: written by the
   // optimizer's workers, once per update, not per load.
   if (shadow)
@@ -613,7 +615,7 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
-      [run, owned, pushes, loads, outOfPlace](std::string &error) {
+      [run, step, owned, pushes, loads, outOfPlace](std::string &error) {
         if (int st = waitFor(pushes)) {
           error = "a ps.push of these params failed";
           return st;
@@ -623,7 +625,7 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
           return st;
         }
         for (size_t i = 0; i < owned.size(); ++i)
-          if (int st = run->ps.update(*run->session, owned[i],
+          if (int st = run->ps.update(*run->session, owned[i], step,
                                       outOfPlace[i] != 0, error))
             return st;
         return int(PIPE_RT_OK);

@@ -97,10 +97,11 @@ public:
   std::vector<JobQueue::Pending> takePushes(const std::vector<int> &pids);
   std::vector<JobQueue::Pending> takeLoads(const std::vector<int> &pids);
   /// The host optimizer's update of `pid` with the gradients pushed since
-  /// its last one (none: skipped, as torch skips None).
+  /// its last one (none: skipped, as torch skips None), as optimizer step
+  /// `step` of the run.
   /// `outOfPlace` (a load of the param named a version before the update
   /// was issued): writes the spare that does not hold the latest weights.
-  int update(pipe_rt_session &session, int pid, bool outOfPlace,
+  int update(pipe_rt_session &session, int pid, int step, bool outOfPlace,
              std::string &error);
   /// Whether a load of `pid` named a weight version in this run.
   bool versionedLoads(int pid);
@@ -129,6 +130,7 @@ private:
     std::vector<float> sum;
   };
   static pipe_rt_optim_update prepare(pipe_rt_session &session, int pid,
+                                      int step,
                                       Master &master, const Gradient &grad,
                                       bool outOfPlace);
   /// Records `master`'s latest weights as its next version; `wrote`: an

@@ -258,6 +258,19 @@ void pipe_rt_session_set_lr(pipe_rt_session *session, float lr) {
     return;
   session->options.sgd.lr = lr;
   session->options.adamw.lr = lr;
+  session->stepLrs.clear();
+}
+
+int pipe_rt_session_set_step_lrs(pipe_rt_session *session, const float *lrs,
+                                 int count) {
+  if (!session || !lrs || count < 1)
+    return PIPE_RT_INVALID_ARGUMENT;
+  for (int k = 0; k < count; ++k)
+    if (!std::isfinite(lrs[k]) || lrs[k] < 0)
+      return PIPE_RT_INVALID_ARGUMENT;
+  pipe_rt_session_set_lr(session, lrs[0]);
+  session->stepLrs.assign(lrs, lrs + count);
+  return PIPE_RT_OK;
 }
 
 int pipe_rt_session_num_params(pipe_rt_session *session) {

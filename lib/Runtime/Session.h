@@ -18,6 +18,7 @@
 #include "pipe/Runtime/Program.h"
 #include "pipe/Runtime/Transport.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <functional>
@@ -118,6 +119,9 @@ struct pipe_rt_session {
   /// which a checkpoint restores and ps runs swap with `psSpare`.
   std::vector<float> paramLrScales;
   std::vector<bool> paramWeightDecay;
+  /// The learning rate of a run's optimizer step k (its last for later
+  /// steps; pipe_rt_session_set_step_lrs); empty: the options' rate.
+  std::vector<float> stepLrs;
   /// Parameter-server params: where a run's ps.update writes (out of place
   /// from `params`, see ParameterServer.h); swapped with `params` when the run
   /// succeeds. Kept across runs so that nothing is allocated per step.
@@ -170,13 +174,20 @@ inline void invalidatePsShadows(pipe_rt_session &session) {
     shadow.valid = false;
 }
 
-/// The optimizer and hyper-parameters of an update of param `param`: the
-/// session's, with the param's learning-rate scale and weight decay.
+/// The optimizer and hyper-parameters of the update of param `param` in
+/// optimizer step `step` of a run: the session's, with the step's learning
+/// rate and the param's learning-rate scale and weight decay.
 inline void setParamOptimizer(const pipe_rt_session &session, int param,
-                              pipe_rt_optim_update &u) {
+                              int step, pipe_rt_optim_update &u) {
   u.kind = session.options.optimizer;
   u.sgd = session.options.sgd;
   u.adamw = session.options.adamw;
+  if (!session.stepLrs.empty()) {
+    float lr = session.stepLrs[std::min(size_t(std::max(step, 0)),
+                                        session.stepLrs.size() - 1)];
+    u.sgd.lr = lr;
+    u.adamw.lr = lr;
+  }
   if (size_t(param) < session.paramLrScales.size()) {
     u.sgd.lr *= session.paramLrScales[param];
     u.adamw.lr *= session.paramLrScales[param];

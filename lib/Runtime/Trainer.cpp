@@ -144,6 +144,7 @@ private:
   bool checkOptions();
   bool applyParamGroups();
   bool pickSchedules();
+  bool pickWarmupSchedule();
   bool openData();
   bool resumeFrom(TrainerState &st);
   bool openLog(bool resumed, int64_t start);
@@ -166,6 +167,8 @@ private:
   std::function<void(const std::string &)> print;
 
   int train = -1, eval = -1;
+  /// --l2l-delay-after: the plain schedule of steps before o.delayAfter.
+  int warmup = -1;
   bool doEval = false; // an eval schedule and held-out data
   int mbs = 1, stepsPerRun = 1, evalMbs = 1, evalSteps = 1;
   std::vector<InputSpec> inputs;
@@ -334,6 +337,36 @@ bool Trainer::pickSchedules() {
                 std::to_string(stepsPerRun) +
                 " optimizer steps at a time: checkpoint-every, eval-every "
                 "and stop-after must be multiples of it");
+  return o.delayAfter == 0 || pickWarmupSchedule();
+}
+
+/// The plain schedule --l2l-delay-after runs first: one of the same kind
+/// that trains one step per run on the latest weights.
+bool Trainer::pickWarmupSchedule() {
+  const ScheduleInfo &x = m.schedules[train];
+  bool parameterServer =
+      std::find(x.psStage.begin(), x.psStage.end(), true) != x.psStage.end();
+  if (!parameterServer || x.steps < 2)
+    return fail("--l2l-delay-after: schedule '" + x.name + "' (" + x.kind +
+                ") has no delayed updates to warm up for (compile it with "
+                "--schedule l2l --l2l-update delayed)");
+  if (o.delayAfter % stepsPerRun != 0)
+    return fail(format("--l2l-delay-after %lld: schedule '%s' runs %d "
+                       "optimizer steps at a time, so the delayed steps can "
+                       "start only at a multiple of %d",
+                       (long long)o.delayAfter, x.name.c_str(), stepsPerRun,
+                       stepsPerRun));
+  for (size_t i = 0; i < m.schedules.size() && warmup < 0; ++i) {
+    const ScheduleInfo &w = m.schedules[i];
+    if (!w.forwardOnly && w.steps == 1 &&
+        w.kind == x.kind && w.microbatches == mbs && w.replicas == x.replicas)
+      warmup = int(i);
+  }
+  if (warmup < 0)
+    return fail("--l2l-delay-after: the program has no plain '" + x.kind +
+                "' schedule of one step with " + std::to_string(mbs) +
+                " micro-batches for the warm-up (pipe-train and pipe-compile "
+                "write one with --l2l-update delayed)");
   return true;
 }
 
@@ -429,7 +462,7 @@ bool Trainer::resumeFrom(TrainerState &st) {
   if (st.step < 0 || st.step > kMaxSteps)
     return bad("trainer.step", st.step,
                "must be in [0, " + std::to_string(kMaxSteps) + "]");
-  if (st.step % stepsPerRun != 0)
+  if (st.step % stepsPerRun != 0 && st.step >= o.delayAfter)
     return bad("trainer.step", st.step,
                "not a multiple of the " + std::to_string(stepsPerRun) +
                    " steps per run of schedule '" + x.name + "'");
@@ -666,15 +699,19 @@ bool Trainer::run() {
 
   const ScheduleInfo &x = m.schedules[train];
   print(format(
-      "training '%s' (%s, %d devices, %d micro-batches%s) from step "
+      "training '%s' (%s, %d devices, %d micro-batches%s%s) from step "
       "%lld to %lld",
       x.name.c_str(), x.kind.c_str(), x.devices, mbs,
       stepsPerRun > 1 ? format(", %d steps per run", stepsPerRun).c_str() : "",
+      warmup >= 0 && start < o.delayAfter
+          ? format(", '%s' until step %lld", m.schedules[warmup].name.c_str(),
+                   (long long)o.delayAfter)
+                .c_str()
+          : "",
       (long long)start, (long long)o.steps));
 
   SignalGuard guard(o.handleSignals);
-  int perRun = mbs * stepsPerRun;
-  std::vector<float> losses(static_cast<size_t>(perRun));
+  std::vector<float> losses(static_cast<size_t>(mbs * stepsPerRun));
   std::vector<double> recent; // last 10 step losses
   double trainSeconds = 0;
   int64_t items = 0;
@@ -693,8 +730,17 @@ bool Trainer::run() {
       gStop = -1;
       break;
     }
-    float lr = learningRate(o, step);
-    pipe_rt_session_set_lr(s, lr);
+    // --l2l-delay-after: plain steps, one per run, before the delayed ones.
+    bool warming = step < o.delayAfter;
+    int schedule = warming ? warmup : train;
+    int runSteps = warming ? 1 : stepsPerRun;
+    int perRun = mbs * runSteps;
+    // A run of several optimizer steps follows the schedule step by step.
+    std::vector<float> lrs;
+    for (int k = 0; k < runSteps; ++k)
+      lrs.push_back(learningRate(o, step + k));
+    pipe_rt_session_set_step_lrs(s, lrs.data(), runSteps);
+    float lr = lrs.back(); // the progress line reports the run's last step
     // Every replica draws the whole step's micro-batches and takes its own.
     const void *const *in = data->train(cursor, perRun * o.replicas);
     if (in)
@@ -704,14 +750,14 @@ bool Trainer::run() {
       profileMarked = true;
     }
     auto tr = Clock::now();
-    if (pipe_rt_session_run(s, train, in, losses.data()) != PIPE_RT_OK)
+    if (pipe_rt_session_run(s, schedule, in, losses.data()) != PIPE_RT_OK)
       return fail(format("step %lld: ", (long long)step + 1) +
                   pipe_rt_session_error(s));
     double runSeconds = since(tr);
     trainSeconds += runSeconds;
     if (profileMarked) {
       profileSeconds += runSeconds;
-      profileSteps += stepsPerRun;
+      profileSteps += runSteps;
     }
     cursor += perRun * o.replicas;
     items += itemsPerMb * perRun * o.replicas;
@@ -719,14 +765,14 @@ bool Trainer::run() {
                                        runSeconds
                                  : 0.0;
     int64_t first = step;
-    step += stepsPerRun;
+    step += runSteps;
     summary.steps = step;
 
     // Per-step losses: the mean over the step's micro-batches. A NaN or
     // infinite loss means the weights are (or are about to be) garbage:
     // stop before anything is written over the last good files.
     std::vector<double> stepLosses;
-    for (int k = 0; k < stepsPerRun; ++k) {
+    for (int k = 0; k < runSteps; ++k) {
       double sum = 0;
       for (int mb = 0; mb < mbs; ++mb)
         sum += losses[size_t(k) * mbs + mb];
@@ -773,14 +819,15 @@ bool Trainer::run() {
     if (evalNow && profiling && o.tracePath.empty())
       pipe_rt_session_enable_trace(s, 1);
 
-    for (int k = 0; log && k < stepsPerRun; ++k) {
+    for (int k = 0; log && k < runSteps; ++k) {
       std::string rec = format(
           "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"%s_per_s\":%s,"
           "\"time\":%s",
           (long long)(first + k + 1), jsonNumber(stepLosses[k]).c_str(),
-          jsonNumber(lr).c_str(), summary.unit == "tok" ? "tokens" : "samples",
+          jsonNumber(lrs[k]).c_str(),
+          summary.unit == "tok" ? "tokens" : "samples",
           jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
-      if (evalNow && k == stepsPerRun - 1)
+      if (evalNow && k == runSteps - 1)
         rec += ",\"eval_loss\":" + jsonNumber(evalLoss);
       if (!writeLog(rec + "}\n"))
         return false;

@@ -87,6 +87,7 @@ bool checkReal(const RealOption &r, float v, const std::string &text,
 const std::pair<const char *, int64_t TrainerOptions::*> kCountOptions[] = {
     {"--steps", &TrainerOptions::steps},
     {"--stop-after", &TrainerOptions::stopAfter},
+    {"--l2l-delay-after", &TrainerOptions::delayAfter},
     {"--warmup", &TrainerOptions::warmupSteps},
     {"--eval-every", &TrainerOptions::evalEvery},
     {"--eval-batches", &TrainerOptions::evalBatches},
@@ -168,6 +169,8 @@ Loop:
                          N below is in [0, 10^11]
   --stop-after N         stop after N steps of this invocation, checkpoint,
                          exit 3 (for time-sliced jobs)
+  --l2l-delay-after N    delayed-update L2L: the first N steps run the
+                         program's plain L2L schedule (default 0)
   --seed N               seed of the text data's window RNG (default 0,
                          at most 2^64 - 1)
   --eval-every N         evaluate every N steps (default: only at the end)
@@ -329,6 +332,8 @@ bool pipe_rt::parseTrainerFlags(const std::vector<std::string> &args,
       ok = steps(t.steps);
     else if (a == "--stop-after")
       ok = steps(t.stopAfter);
+    else if (a == "--l2l-delay-after")
+      ok = steps(t.delayAfter);
     else if (a == "--seed")
       ok = count(t.seed, UINT64_MAX, "");
     else if (a == "--eval-every")

@@ -31,6 +31,34 @@
 // RUN: pipe-train --schedule l2l --layers 2 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --steps 3 --eval-every 3 --eval-batches 1 --save-weights %t/one-plain.safetensors > /dev/null
 // RUN: cmp %t/one-delayed.safetensors %t/one-plain.safetensors
 //
+// --l2l-delay-after K: the first K steps are plain updates (the program's
+// plain schedule, one step per run), the delayed runs start at step K.
+// Warming up for the whole run is plain L2L bit for bit.
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-update delayed --l2l-delay-after 4 --steps 4 --log-json %t/warm4.jsonl --save-weights %t/warm4.safetensors | FileCheck %s --check-prefix=WARM
+// WARM: training '[[TRAIN:.*_l2l]]' (l2l, 1 devices, 2 micro-batches, 4 steps per run, '[[TRAIN]]_1' until step 4) from step 0 to 4
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --steps 4 --save-weights %t/plain4.safetensors > /dev/null
+// RUN: cmp %t/warm4.safetensors %t/plain4.safetensors
+// After the warm-up, delayed steps: the first 4 losses are plain L2L's,
+// the next 4 differ from it, and a resume at the switch changes nothing.
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --steps 8 --log-json %t/plain8.jsonl > /dev/null
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-update delayed --l2l-delay-after 4 --steps 8 --log-json %t/warm8.jsonl --save-weights %t/warm8.safetensors > /dev/null
+// RUN: grep -o '"loss":[^,}]*' %t/plain8.jsonl > %t/plain8.loss
+// RUN: grep -o '"loss":[^,}]*' %t/warm8.jsonl > %t/warm8.loss
+// RUN: head -4 %t/plain8.loss > %t/plain8.first; head -4 %t/warm8.loss > %t/warm8.first
+// RUN: cmp %t/plain8.first %t/warm8.first
+// RUN: tail -4 %t/plain8.loss > %t/plain8.last; tail -4 %t/warm8.loss > %t/warm8.last
+// RUN: not cmp -s %t/plain8.last %t/warm8.last
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-update delayed --l2l-delay-after 4 --steps 8 --checkpoint %t/warm.ckpt --checkpoint-every 4 --stop-after 4 > /dev/null; test $? -eq 3
+// RUN: pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-update delayed --l2l-delay-after 4 --steps 8 --checkpoint %t/warm.ckpt --checkpoint-every 4 --resume --save-weights %t/warm8-resumed.safetensors > /dev/null
+// RUN: cmp %t/warm8.safetensors %t/warm8-resumed.safetensors
+//
+// The warm-up needs delayed updates to warm up for, and must end where a
+// delayed run can start.
+// RUN: not pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-delay-after 4 --steps 8 2>&1 | FileCheck %s --check-prefix=NODELAY
+// NODELAY: --l2l-delay-after: schedule '{{.*}}' (l2l) has no delayed updates to warm up for (compile it with --schedule l2l --l2l-update delayed)
+// RUN: not pipe-train --schedule l2l --constant-memory --layers 3 --d-model 16 --heads 2 --ff 32 --seq 8 --batch 4 --microbatches 2 -O 0 --data %t/data.txt --eval-every 4 --eval-batches 2 --lr-schedule constant --warmup 0 --l2l-update delayed --l2l-delay-after 2 --steps 8 2>&1 | FileCheck %s --check-prefix=MULTIPLE
+// MULTIPLE: --l2l-delay-after 2: schedule '{{.*}}' runs 4 optimizer steps at a time, so the delayed steps can start only at a multiple of 4
+//
 // The schedule names the versions; the verifier accepted it.
 // RUN: FileCheck %s --check-prefix=SCHED < %t/s.mlir
 // SCHED: kind "l2l" microbatches 2 steps 4 ps_stages

@@ -221,6 +221,12 @@ int pipe_rt_session_input_type(pipe_rt_session *session, int input,
 /// Sets the learning rate of later updates (of every parameter group: a
 /// param's updates use this times its scale below).
 void pipe_rt_session_set_lr(pipe_rt_session *session, float lr);
+/// Sets the learning rate of each optimizer step of later runs, for
+/// schedules that cover several steps per run: step k of a run uses
+/// lrs[k], steps past `count` the last one. PIPE_RT_INVALID_ARGUMENT
+/// (nothing changed) for no rates or one that is not finite and >= 0.
+int pipe_rt_session_set_step_lrs(pipe_rt_session *session, const float *lrs,
+                                 int count);
 
 /// Number of params, and param i's name / element count.
 int pipe_rt_session_num_params(pipe_rt_session *session);

@@ -267,6 +267,34 @@ TEST(Program, PipeDreamWeightVersions) {
   }
 }
 
+TEST(Program, EachStepOfARunTakesItsOwnLearningRate) {
+  tiny::Microbatches oneMicrobatch(1);
+  Program p = makeProgram(1, false, "pipedream-async", 2, pipedream, pipedream);
+  Session s(p, writeWeights());
+  ASSERT_EQ(s.status, PIPE_RT_OK) << s.error;
+  float nan = std::nanf("");
+  float bad[] = {0.1f, nan, -1.0f};
+  EXPECT_EQ(pipe_rt_session_set_step_lrs(s.s, bad, 0),
+            PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(pipe_rt_session_set_step_lrs(s.s, bad, 2),
+            PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(pipe_rt_session_set_step_lrs(s.s, bad + 2, 1),
+            PIPE_RT_INVALID_ARGUMENT);
+  // Step 0 at the session's 0.1, step 1 at 0: only step 0's update lands.
+  float lrs[] = {0.1f, 0.0f};
+  ASSERT_EQ(pipe_rt_session_set_step_lrs(s.s, lrs, 2), PIPE_RT_OK);
+  std::vector<const void *> in = inputsFor(2);
+  float losses[2];
+  ASSERT_EQ(pipe_rt_session_run(s.s, 0, in.data(), losses), PIPE_RT_OK)
+      << pipe_rt_session_error(s.s);
+  float a1[2], a2[2], la[1];
+  referenceStep(kW1, kW2, 0, a1, a2, la, false);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(s.param(0)[i], a1[i], 1e-6);
+    EXPECT_NEAR(s.param(1)[i], a2[i], 1e-6);
+  }
+}
+
 TEST(Program, L2LEqualsOneDevice) {
   Program p1 = makeProgram(1, false, "gpipe", 1, oneDevice, oneDevice);
   Program p2 = makeProgram(1, false, "l2l", 1, l2l, l2l, /*ps=*/true);
