@@ -130,9 +130,8 @@ private:
     std::vector<float> sum;
   };
   static pipe_rt_optim_update prepare(pipe_rt_session &session, int pid,
-                                      int step,
-                                      Master &master, const Gradient &grad,
-                                      bool outOfPlace);
+                                      int step, Master &master,
+                                      const Gradient &grad, bool outOfPlace);
   /// Records `master`'s latest weights as its next version; `wrote`: an
   /// update wrote them, so older versions in the same buffer are gone.
   static void recordVersion(Master &master, bool wrote);

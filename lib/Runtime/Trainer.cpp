@@ -358,8 +358,8 @@ bool Trainer::pickWarmupSchedule() {
                        stepsPerRun));
   for (size_t i = 0; i < m.schedules.size() && warmup < 0; ++i) {
     const ScheduleInfo &w = m.schedules[i];
-    if (!w.forwardOnly && w.steps == 1 &&
-        w.kind == x.kind && w.microbatches == mbs && w.replicas == x.replicas)
+    if (!w.forwardOnly && w.steps == 1 && w.kind == x.kind &&
+        w.microbatches == mbs && w.replicas == x.replicas)
       warmup = int(i);
   }
   if (warmup < 0)
@@ -820,13 +820,13 @@ bool Trainer::run() {
       pipe_rt_session_enable_trace(s, 1);
 
     for (int k = 0; log && k < runSteps; ++k) {
-      std::string rec = format(
-          "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"%s_per_s\":%s,"
-          "\"time\":%s",
-          (long long)(first + k + 1), jsonNumber(stepLosses[k]).c_str(),
-          jsonNumber(lrs[k]).c_str(),
-          summary.unit == "tok" ? "tokens" : "samples",
-          jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
+      std::string rec =
+          format("{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"%s_per_s\":%s,"
+                 "\"time\":%s",
+                 (long long)(first + k + 1), jsonNumber(stepLosses[k]).c_str(),
+                 jsonNumber(lrs[k]).c_str(),
+                 summary.unit == "tok" ? "tokens" : "samples",
+                 jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
       if (evalNow && k == runSteps - 1)
         rec += ",\"eval_loss\":" + jsonNumber(evalLoss);
       if (!writeLog(rec + "}\n"))

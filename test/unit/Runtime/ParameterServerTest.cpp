@@ -52,7 +52,9 @@ TEST_F(OneParam, AnUpdateSumsEveryPushAndCommitsOutOfPlace) {
   ps.addPush(0, pushed(g1), false, 2);
   ps.addPush(0, pushed(g2), false, 2);
   std::string error;
-  ASSERT_EQ(ps.update(session, 0, /*step=*/0, /*outOfPlace=*/false, error), PIPE_RT_OK) << error;
+  ASSERT_EQ(ps.update(session, 0, /*step=*/0, /*outOfPlace=*/false, error),
+            PIPE_RT_OK)
+      << error;
   // Out of place: the committed weights are unchanged until the commit.
   EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
   ps.commit(session, 0);
@@ -62,7 +64,8 @@ TEST_F(OneParam, AnUpdateSumsEveryPushAndCommitsOutOfPlace) {
 
 TEST_F(OneParam, NoPushNoUpdate) {
   std::string error;
-  ASSERT_EQ(ps.update(session, 0, /*step=*/0, /*outOfPlace=*/false, error), PIPE_RT_OK);
+  ASSERT_EQ(ps.update(session, 0, /*step=*/0, /*outOfPlace=*/false, error),
+            PIPE_RT_OK);
   // Skipped, as torch skips None: nothing written to the spare copy.
   EXPECT_TRUE(session.psSpare[0].value.empty());
   EXPECT_EQ(weights(), (std::vector<float>{1, 2}));
