@@ -858,6 +858,7 @@ bool Trainer::run() {
   summary.wallSeconds = since(t0);
   for (int d = 0; d < x.devices; ++d)
     summary.peakBytes.push_back(pipe_rt_session_peak_bytes(s, d));
+  summary.optimizerThreads = pipe_rt_session_optimizer_threads(s);
   print(formatSummary(summary));
   return true;
 }
@@ -995,6 +996,9 @@ std::string formatSummary(const TrainerSummary &r) {
   for (size_t d = 0; d < r.peakBytes.size(); ++d)
     out += format(" device %zu %s%s", d, bytesString(r.peakBytes[d]).c_str(),
                   d + 1 < r.peakBytes.size() ? "," : "");
+  if (r.optimizerThreads)
+    out += format("\n  host optimizer: %u thread%s", r.optimizerThreads,
+                  r.optimizerThreads == 1 ? "" : "s");
   if (!r.checkpointWritten.empty())
     out += "\n  checkpoint: " + r.checkpointWritten;
   if (!r.weightsWritten.empty())

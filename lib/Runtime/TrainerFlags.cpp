@@ -221,8 +221,9 @@ Misc:
   --log-every N          progress every N steps (default: about every 2 s)
   --watchdog S           seconds before a stuck transfer fails (default 60,
                          in (0, 1e6])
-  --threads N            host optimizer threads (default 0: all cores, at
-                         most 1024)
+  --threads N            host optimizer threads (default 0: this rank's
+                         cores, less one per device thread of an overlapped
+                         or delayed L2L schedule; at most 1024)
   --ps-transfer T        f32 (default) or bf16: element type of the L2L
                          parameter server's weight and gradient copies
                          (masters and optimizer stay fp32)

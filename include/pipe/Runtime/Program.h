@@ -163,7 +163,8 @@ typedef struct pipe_rt_session_options {
   pipe_rt_optim_kind optimizer;
   pipe_rt_sgd_config sgd;
   pipe_rt_adamw_config adamw;
-  /// Host optimizer threads (0 = all cores).
+  /// Host optimizer threads; 0 = this process's share of the host's cores
+  /// (pipe_rt_session_optimizer_threads says how many that made).
   unsigned optimizer_threads;
   /// Global gradient-norm clipping (0 = off). Synchronous schedules only:
   /// a run of a schedule with ps stages or steps > 1 fails with
@@ -259,6 +260,13 @@ int pipe_rt_session_write_param(pipe_rt_session *session, int param,
 
 /// Peak bytes in use on `device` over the session.
 uint64_t pipe_rt_session_peak_bytes(pipe_rt_session *session, int device);
+
+/// The host optimizer's worker threads. With optimizer_threads 0: the
+/// host's cores divided among the MPI ranks on it (Open MPI's
+/// OMPI_COMM_WORLD_LOCAL_SIZE), less one core per device thread of a
+/// parameter-server schedule that overlaps host updates with device compute
+/// (several steps per run); at least 1. See docs/runtime.md.
+unsigned pipe_rt_session_optimizer_threads(pipe_rt_session *session);
 
 /// Bytes the session's runs so far copied on `device`'s lanes (any pointer
 /// may be null): `h2d` on its host-to-device copy engine (ps.load,

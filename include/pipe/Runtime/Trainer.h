@@ -170,6 +170,7 @@ struct TrainerSummary {
   std::string unit; // "tok" or "samples"
   double wallSeconds = 0;
   std::vector<uint64_t> peakBytes; // per device of the train schedule
+  unsigned optimizerThreads = 0;   // host optimizer workers
   std::string checkpointWritten, weightsWritten; // "" if none
   /// Stopped early by a signal (its number) or by stopAfter (-1); the
   /// checkpoint has been written if a path was given.

@@ -13,11 +13,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -293,6 +296,38 @@ TEST(Program, EachStepOfARunTakesItsOwnLearningRate) {
     EXPECT_NEAR(s.param(0)[i], a1[i], 1e-6);
     EXPECT_NEAR(s.param(1)[i], a2[i], 1e-6);
   }
+}
+
+TEST(Program, DefaultOptimizerThreadsShareTheCores) {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const char *saved = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  std::string savedValue = saved ? saved : "";
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  auto threads = [](Program &p, const std::string &w) {
+    Session s(p, w,
+              [](pipe_rt_session_options &o) { o.optimizer_threads = 0; });
+    EXPECT_EQ(s.status, PIPE_RT_OK) << s.error;
+    return pipe_rt_session_optimizer_threads(s.s);
+  };
+  std::string w = writeWeights();
+  Program plain = makeProgram(1, false, "l2l", 1, l2l, l2l, /*ps=*/true);
+  Program overlapped = makeProgram(1, false, "l2l", 2, l2l, l2l, /*ps=*/true);
+  Program async =
+      makeProgram(1, false, "pipedream-async", 2, pipedream, pipedream);
+  EXPECT_EQ(threads(plain, w), cores);
+  EXPECT_EQ(threads(async, w), cores);
+  // Host updates beside the device by design: its thread keeps a core.
+  EXPECT_EQ(threads(overlapped, w), std::max(1u, cores - 1));
+  // Ranks on one host split its cores.
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+  EXPECT_EQ(threads(plain, w), std::max(1u, cores / 2));
+  if (saved)
+    ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", savedValue.c_str(), 1);
+  else
+    ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  // An explicit count is kept.
+  Session one(plain, w);
+  EXPECT_EQ(pipe_rt_session_optimizer_threads(one.s), 1u);
 }
 
 TEST(Program, L2LEqualsOneDevice) {
