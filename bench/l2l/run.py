@@ -52,6 +52,16 @@ def csv_ints(text):
     return [int(v) for v in text.split(",") if v]
 
 
+# Variants: the pipe-schedule options of each, and its optimizer steps per
+# run (overlapped and delayed host updates need several).
+VARIANTS = {
+    "plain": ("constant-memory=false", 1),
+    "constant-memory": ("constant-memory=true", 1),
+    "overlap": ("constant-memory=true host-update=overlap steps=4", 4),
+    "delayed": ("constant-memory=true host-update=delayed steps=4", 4),
+}
+
+
 def case_name(layers, batch, variant):
     return f"L{layers}-b{batch}-{variant}"
 
@@ -108,14 +118,15 @@ def prepare(args):
                          f"{args.microbatch}")
             microbatches = batch // args.microbatch
             for variant in args.variants.split(","):
-                if variant not in ("plain", "constant-memory"):
-                    sys.exit(f"unknown variant '{variant}'")
+                if variant not in VARIANTS:
+                    sys.exit(f"unknown variant '{variant}' (expected one of "
+                             f"{', '.join(VARIANTS)})")
+                options, steps_per_run = VARIANTS[variant]
                 name = case_name(layers, batch, variant)
                 case = os.path.join(args.out, name)
                 os.makedirs(case, exist_ok=True)
                 schedule = (f"--pipe-schedule=kind=l2l microbatches="
-                            f"{microbatches} constant-memory="
-                            f"{'true' if variant != 'plain' else 'false'}")
+                            f"{microbatches} {options}")
                 passes = [f"--pipe-place=devices=1 stages-per-device="
                           f"{instances}", schedule, "--pipe-verify-schedule"]
                 scheduled = os.path.join(case, "scheduled.mlir")
@@ -146,6 +157,7 @@ def prepare(args):
                 config = {"preset": args.preset, "layers": layers,
                           "batch": batch, "microbatch": args.microbatch,
                           "microbatches": microbatches, "variant": variant,
+                          "steps_per_run": steps_per_run,
                           "target": args.target, "chip": args.chip,
                           "gemm_precision": args.gemm_precision,
                           "compile_s": round(time.perf_counter() - t0, 1),
@@ -193,10 +205,23 @@ def run_case(args, case, config, work):
         run(["c++", "-shared", "-o", program, obj])
     profile = os.path.join(work, os.path.basename(case) + ".profile.json")
     log = os.path.join(work, os.path.basename(case) + ".log.jsonl")
+    # A schedule of several steps per run: two runs at least, the first
+    # left out of the profile as the warm-up.
+    per_run = config.get("steps_per_run", 1)
+    steps = args.steps
+    runner_args = list(args.runner_args)
+    if per_run > 1:
+        steps = per_run * max(2, -(-args.steps // per_run))
+        runner_args += ["--profile-skip", str(per_run)]
+    # Delayed updates load the previous weight version, which only the f32
+    # masters keep (the bf16 shadow holds the latest): f32 transfers.
+    if config["variant"] == "delayed" and "--ps-transfer" in runner_args:
+        runner_args[runner_args.index("--ps-transfer") + 1] = "f32"
+        config["ps_transfer"] = "f32"
     cmd = [args.runner, program, "--weights", weights_file(config, work),
-           "--data", data_file(config, work), "--steps", str(args.steps),
+           "--data", data_file(config, work), "--steps", str(steps),
            "--optimizer", "adamw", "--lr", "1e-4", "--log-every", "1",
-           "--log-json", log, "--profile", profile, *args.runner_args]
+           "--log-json", log, "--profile", profile, *runner_args]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
     t0 = time.perf_counter()
