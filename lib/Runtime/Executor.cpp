@@ -105,9 +105,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     session->error = "schedule '" + sched.name + "': " + msg;
     return status;
   };
-  bool hasPs = std::find(sched.psStage.begin(), sched.psStage.end(), true) !=
-               sched.psStage.end();
-  if (session->options.clip_norm > 0 && (hasPs || sched.steps > 1))
+  if (session->options.clip_norm > 0 &&
+      (sched.hasPsStages() || sched.steps > 1))
     return runFail(PIPE_RT_INVALID_ARGUMENT,
                    "gradient clipping needs a synchronous schedule (no ps "
                    "stages, one step)");

@@ -90,6 +90,16 @@ struct ScheduleInfo {
   std::vector<std::string> programs;  // per device symbol
   std::vector<bool> psStage;          // per stage
   std::vector<std::vector<int>> owns; // per stage: params its update updates
+
+  /// Some stage keeps its weights on the host parameter server.
+  bool hasPsStages() const {
+    return std::find(psStage.begin(), psStage.end(), true) != psStage.end();
+  }
+  /// A parameter-server training schedule of several steps per run: its
+  /// host updates run beside the device by design (overlapped or delayed).
+  bool overlapsHostUpdates() const {
+    return hasPsStages() && steps > 1 && !forwardOnly;
+  }
 };
 
 struct Manifest {

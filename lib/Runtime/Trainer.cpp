@@ -314,18 +314,16 @@ bool Trainer::pickSchedules() {
     evalMbs = xs[eval].microbatches;
     evalSteps = xs[eval].steps;
   }
-  bool hasPs =
-      std::find(x.psStage.begin(), x.psStage.end(), true) != x.psStage.end();
-  if (o.clipNorm > 0 && (hasPs || stepsPerRun > 1))
-    return fail("--clip is not supported with schedule " + x.kind + " ('" +
-                x.name +
-                "'): global gradient clipping needs a synchronous "
-                "schedule (" +
-                (hasPs ? std::string("this one updates on the parameter "
-                                     "server")
-                       : "this one covers " + std::to_string(stepsPerRun) +
-                             " optimizer steps per run") +
-                ")");
+  if (o.clipNorm > 0 && (x.hasPsStages() || stepsPerRun > 1))
+    return fail(
+        "--clip is not supported with schedule " + x.kind + " ('" + x.name +
+        "'): global gradient clipping needs a synchronous "
+        "schedule (" +
+        (x.hasPsStages() ? std::string("this one updates on the parameter "
+                                       "server")
+                         : "this one covers " + std::to_string(stepsPerRun) +
+                               " optimizer steps per run") +
+        ")");
   if (o.steps % stepsPerRun != 0)
     return fail("schedule '" + x.name + "' (" + x.kind + ") runs " +
                 std::to_string(stepsPerRun) +
@@ -344,9 +342,7 @@ bool Trainer::pickSchedules() {
 /// that trains one step per run on the latest weights.
 bool Trainer::pickWarmupSchedule() {
   const ScheduleInfo &x = m.schedules[train];
-  bool parameterServer =
-      std::find(x.psStage.begin(), x.psStage.end(), true) != x.psStage.end();
-  if (!parameterServer || x.steps < 2)
+  if (!x.overlapsHostUpdates())
     return fail("--l2l-delay-after: schedule '" + x.name + "' (" + x.kind +
                 ") has no delayed updates to warm up for (compile it with "
                 "--schedule l2l --l2l-update delayed)");

@@ -62,8 +62,8 @@ struct TrainerOptions {
   /// Stop (as on SIGINT: checkpoint, `interrupted`) after this many steps of
   /// this call; 0 = no limit. For time-sliced jobs and tests.
   int64_t stopAfter = 0;
-  /// With a delayed-update parameter-server schedule (L2L, a `versions`
-  /// record): the first this many steps run the program's plain schedule
+  /// With a delayed-update parameter-server schedule (L2L of several steps
+  /// per run): the first this many steps run the program's plain schedule
   /// of the same kind instead (one step per run, no stale weights), as
   /// warm-up; a multiple of the delayed schedule's steps per run.
   int64_t delayAfter = 0;
