@@ -17,7 +17,12 @@ int pipe_rt::fail(pipe_rt_device_ctx *ctx, int status, const std::string &msg) {
 std::string pipe_rt::describe(pipe_rt_device_ctx *ctx, const char *action,
                               int stage, int mb, int step) {
   const Manifest &m = *ctx->run->m;
-  std::string s = format("device %d: %s", ctx->device, action);
+  const RunState &run = *ctx->run;
+  std::string s =
+      run.localReplicas > 1
+          ? format("replica %d device %d: %s", run.replicaOf(ctx->device),
+                   run.programDevice(ctx->device), action)
+          : format("device %d: %s", ctx->device, action);
   if (stage >= 0 && stage < int(m.stages.size()))
     s += " stage '" + m.stages[stage].name + "'";
   else if (stage != INT32_MIN)
@@ -35,7 +40,7 @@ int pipe_rt::checkAction(pipe_rt_device_ctx *ctx, const std::string &what,
   const ScheduleInfo &x = *ctx->run->schedule;
   if (stage < 0 || stage >= int(m.stages.size()))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no such stage");
-  if (m.stages[stage].device != ctx->device)
+  if (m.stages[stage].device != ctx->run->programDevice(ctx->device))
     return fail(
         ctx, PIPE_RT_INVALID_ARGUMENT,
         what + format(": the stage is on device %d", m.stages[stage].device));

@@ -20,6 +20,15 @@ using namespace pipe_rt;
 
 namespace {
 
+/// Where micro-batch `mb` of `step` is among the run's inputs and losses:
+/// in-process replicas each take the next share of the run's micro-batches.
+size_t microbatchIndex(const RunState &run, pipe_rt_device_ctx *ctx, int step,
+                       int mb) {
+  size_t perReplica = size_t(run.schedule->steps) * run.schedule->microbatches;
+  return size_t(run.replicaOf(ctx->device)) * perReplica +
+         size_t(step) * run.schedule->microbatches + size_t(mb);
+}
+
 /// Calls block function `fid` with `args`; fills `results` with buffers the
 /// runtime owns (adopted hook allocations or copies).
 int callBlock(pipe_rt_device_ctx *ctx, int fid,
@@ -216,10 +225,9 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
           if (int st = run.memory.alloc(ctx->device, t.bytes(), "graph input",
                                         b, error))
             return fail(ctx, st, what + ": " + error);
-          const void *src =
-              run.inputs[(size_t(step) * run.schedule->microbatches + mb) *
-                             m.inputs.size() +
-                         k];
+          const void *src = run.inputs[microbatchIndex(run, ctx, step, mb) *
+                                           m.inputs.size() +
+                                       k];
           if (!src)
             return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                         what + format(": graph input %d is null", k));
@@ -270,7 +278,7 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
               locals[vid], int(m.consumers[vid].size())};
         if (vid != m.lossValue)
           continue;
-        size_t idx = size_t(step) * run.schedule->microbatches + mb;
+        size_t idx = microbatchIndex(run, ctx, step, mb);
         std::string error;
         if (int st = run.memory.toHost(Lane::Compute, &run.losses[idx],
                                        *locals[vid], 4, error))
@@ -284,7 +292,7 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         // A mean over every replica's micro-batches: the replicas' summed
         // gradients are then the whole step's.
         float seedValue = float(m.lossSeed / (run.schedule->microbatches *
-                                              run.ranks.replicas));
+                                              run.totalReplicas()));
         if (int st =
                 run.memory.toDevice(Lane::Compute, *seed, &seedValue, 4, error))
           return fail(ctx, st, what + ": loss seed: " + error);
@@ -398,7 +406,8 @@ int runBackward(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         if (m.inputIndex[vid] >= 0)
           continue;
         int producer = m.producer[vid];
-        int tag = producer >= 0 && m.stages[producer].device == ctx->device
+        int tag = producer >= 0 && m.stages[producer].device ==
+                                       run.programDevice(ctx->device)
                       ? -1
                       : sid;
         std::string error;

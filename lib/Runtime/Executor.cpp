@@ -76,7 +76,7 @@ int runDevice(int device, void *userData) {
     run.ranks.transport->devicesRan |= uint64_t(1) << device;
   pipe_rt_device_ctx *ctx = run.ctxs[device].get();
   auto program = reinterpret_cast<int32_t (*)(pipe_rt_device_ctx *)>(
-      run.session->programs[run.scheduleIndex][device]);
+      run.session->programs[run.scheduleIndex][run.programDevice(device)]);
   int st = program(ctx);
   if (st == PIPE_RT_OK)
     return st;
@@ -85,6 +85,7 @@ int runDevice(int device, void *userData) {
                         pipe_rt_status_string(st));
   run.failed = true;
   run.rendezvous.abort();
+  run.ps.abandonJoints();
   // Report the original error in preference to the aborts it caused.
   std::lock_guard<std::mutex> lock(run.errorMu);
   if (run.firstStatus == PIPE_RT_OK ||
@@ -112,8 +113,30 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                    "stages, one step)");
   if (!inputs && !m.inputs.empty())
     return runFail(PIPE_RT_INVALID_ARGUMENT, "no inputs given");
-  if (!checkScheduleReplicas(sched, session->ranks.replicas, session->error))
+  // Replicas of a parameter-server schedule share the host's one copy of
+  // the weights: they run in this process, as devices of one run.
+  int localReplicas = 1;
+  if (sched.replicas > 1 && sched.hasPsStages()) {
+    if (session->ranks.transport)
+      return runFail(PIPE_RT_INVALID_ARGUMENT,
+                     format("its %d data-parallel replicas share the host "
+                            "parameter server, so they run in one process; "
+                            "run it without mpirun",
+                            sched.replicas));
+    for (size_t s = 0; s < m.stages.size(); ++s)
+      if (!sched.psStage[s])
+        return runFail(PIPE_RT_INVALID_ARGUMENT,
+                       "stage '" + m.stages[s].name +
+                           "' keeps its weights on the device; in-process "
+                           "data parallelism needs every stage on the "
+                           "parameter server (launch the replicas of other "
+                           "schedules as MPI ranks)");
+    localReplicas = sched.replicas;
+  } else if (!checkScheduleReplicas(sched, session->ranks.replicas,
+                                    session->error)) {
     return PIPE_RT_INVALID_ARGUMENT;
+  }
+  int slots = sched.devices * localReplicas;
 
   auto run = std::make_unique<RunState>();
   run->session = session;
@@ -122,10 +145,11 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   run->scheduleIndex = x;
   run->inputs = inputs;
   size_t numLosses = size_t(sched.steps) * sched.microbatches;
-  run->losses.assign(numLosses, 0.0f);
-  run->lossSeen.assign(numLosses, false);
+  run->losses.assign(numLosses * localReplicas, 0.0f);
+  run->lossSeen.assign(numLosses * localReplicas, false);
   run->trackVersions = sched.keepsWeightVersions;
   run->ranks = session->ranks;
+  run->localReplicas = localReplicas;
 
   // Who holds which param.
   std::vector<bool> psParam(m.params.size(), false);
@@ -149,29 +173,29 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     if (m.params[p].trainable)
       run->clipDevices.insert(run->holders[p].begin(), run->holders[p].end());
   }
-  run->ps.assign(std::move(psParam));
+  run->ps.assign(std::move(psParam), localReplicas);
 
-  std::vector<uint64_t> caps(sched.devices);
-  for (int d = 0; d < sched.devices; ++d) {
+  std::vector<uint64_t> caps(slots);
+  for (int d = 0; d < slots; ++d) {
     uint64_t c = session->options.capacity_bytes > 0
                      ? session->options.capacity_bytes
-                     : sched.capacity[d];
+                     : sched.capacity[run->programDevice(d)];
     caps[d] = c ? c : UINT64_MAX;
   }
   std::shared_ptr<Backend> backend =
       session->backend ? session->backend : hostBackend();
   // A backend with its own memory gets the capacities; the simulated
   // devices then only carry channels, threads and the watchdog.
-  std::vector<uint64_t> unlimited(sched.devices, UINT64_MAX);
+  std::vector<uint64_t> unlimited(slots, UINT64_MAX);
   run->devs = pipe_rt_devices_create(
-      sched.devices, backend->usesArenas() ? caps.data() : unlimited.data(),
+      slots, backend->usesArenas() ? caps.data() : unlimited.data(),
       session->options.watchdog_seconds);
   if (!run->devs)
     return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
   {
     std::string error;
     if (int st =
-            run->memory.create(*backend, run->devs, sched.devices, caps.data(),
+            run->memory.create(*backend, run->devs, slots, caps.data(),
                                session->options.watchdog_seconds, error))
       return runFail(st, std::string(backend->name()) + ": " + error);
   }
@@ -187,9 +211,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                                 run->failed);
   }
   run->transfers = std::make_unique<Transfers>(
-      sched.devices, std::move(channels), !run->memory->hostAccessible());
-  run->deviceOptState.resize(sched.devices);
-  for (int d = 0; d < sched.devices; ++d) {
+      slots, std::move(channels), !run->memory->hostAccessible());
+  run->deviceOptState.resize(slots);
+  for (int d = 0; d < slots; ++d) {
     auto ds = std::make_unique<DeviceState>();
     ds->index = d;
     run->devices.push_back(std::move(ds));
@@ -226,20 +250,32 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   }
 
   int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
+  std::string error;
   // Let outstanding copies finish before looking at the results.
   run->ps.drain();
   run->transfers->drain();
   run->ps.finish(*run);
-  // This run's memory figures: per device, the peak and the bytes per lane.
+  // This run's memory figures: per device of the program, the peak and the
+  // bytes per lane (in-process replicas: the highest peak of the replicas'
+  // copies of the device, and the bytes all of them copied).
   RunFigures figures;
-  for (int d = 0; d < sched.devices; ++d) {
+  figures.peak.assign(size_t(sched.devices), 0);
+  figures.copied.assign(size_t(sched.devices) * 3, 0.0);
+  for (int slot = 0; slot < slots; ++slot) {
+    int d = run->programDevice(slot);
     uint64_t peak = 0;
-    run->memory->usage(d, nullptr, &peak);
-    figures.peak.push_back(int64_t(peak));
+    run->memory->usage(slot, nullptr, &peak);
+    figures.peak[d] = std::max(figures.peak[d], int64_t(peak));
     for (int lane = 0; lane < 3; ++lane)
-      figures.copied.push_back(double(run->memory.copied(d, Lane(lane))));
+      figures.copied[d * 3 + lane] +=
+          double(run->memory.copied(slot, Lane(lane)));
   }
-  std::string error;
+  if (status == PIPE_RT_OK)
+    if (std::string missing = run->ps.unjoined(m); !missing.empty()) {
+      status = PIPE_RT_INVALID_ARGUMENT;
+      error = "the replicas' host reduce and update of " + missing +
+              " was not issued by every replica";
+    }
   if (status == PIPE_RT_OK && run->ranks.transport)
     status = agreeAfterRun(*run, figures, error);
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d)
@@ -256,12 +292,25 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     return runFail(status, error);
   }
   if (m.lossValue >= 0)
-    for (size_t i = 0; i < numLosses; ++i)
+    for (size_t i = 0; i < run->lossSeen.size(); ++i)
       if (!run->lossSeen[i])
         return runFail(PIPE_RT_INVALID_ARGUMENT,
-                       format("no loss computed for step %d mb %d",
-                              int(i / sched.microbatches),
-                              int(i % sched.microbatches)));
+                       format("no loss computed for step %d mb %d%s",
+                              int(i % numLosses / sched.microbatches),
+                              int(i % sched.microbatches),
+                              localReplicas > 1
+                                  ? format(" of replica %d",
+                                           int(i / numLosses))
+                                        .c_str()
+                                  : ""));
+  // In-process replicas: each slot reports the mean over the replicas of
+  // that micro-batch, as ranks agree on it (Ranks.cpp).
+  for (size_t i = 0; localReplicas > 1 && i < numLosses; ++i) {
+    double sum = 0;
+    for (int r = 0; r < localReplicas; ++r)
+      sum += run->losses[size_t(r) * numLosses + i];
+    run->losses[i] = float(sum / localReplicas);
+  }
 
   // Success: commit the params and optimizer state. Replicas must agree.
   // Every device copy is read back first, so a failing copy commits nothing.

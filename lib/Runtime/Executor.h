@@ -102,6 +102,15 @@ struct RunState {
 
   /// The session's ranks; devices of other ranks run nothing here.
   RankMap ranks;
+  /// Data-parallel replicas run in this process (a parameter-server
+  /// schedule compiled for them, run without a transport): replica r runs
+  /// the program's device d as device r * schedule->devices + d, on its
+  /// own share of the run's micro-batches.
+  int localReplicas = 1;
+  int replicaOf(int device) const { return device / schedule->devices; }
+  int programDevice(int device) const { return device % schedule->devices; }
+  /// Replicas whose gradients every update sums (in-process or ranks).
+  int totalReplicas() const { return localReplicas * ranks.replicas; }
   /// Set when a device of this rank failed: remote waits stop.
   std::atomic<bool> failed{false};
 

@@ -2,13 +2,22 @@
 
 #include "JobQueue.h"
 
+#include <algorithm>
+
 using namespace pipe_rt;
 
 JobQueue::JobQueue() {
   worker = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu);
+    auto joined = [](const JobPtr &job) { return job->holds == 0; };
     while (true) {
-      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      cv.wait(lock, [&] {
+        return stopping || std::any_of(queue.begin(), queue.end(), joined);
+      });
+      if (stopping)
+        for (const JobPtr &job : queue)
+          if (!joined(job))
+            abandonLocked(job);
       if (queue.empty())
         return;
       // Other queues' workers never lock this queue while holding their
@@ -21,11 +30,11 @@ JobQueue::JobQueue() {
       };
       auto next = queue.end();
       for (auto it = queue.begin(); it != queue.end(); ++it)
-        if (isReady(*it) &&
+        if (joined(*it) && isReady(*it) &&
             (next == queue.end() || (*it)->priority < (*next)->priority))
           next = it;
       if (next == queue.end())
-        next = queue.begin();
+        next = std::find_if(queue.begin(), queue.end(), joined);
       JobPtr job = *next;
       queue.erase(next);
       job->after.clear();
@@ -53,15 +62,44 @@ JobQueue::~JobQueue() {
 
 JobQueue::JobPtr JobQueue::submit(std::function<int(std::string &)> work,
                                   std::pair<int64_t, int64_t> priority,
-                                  std::vector<Pending> after) {
+                                  std::vector<Pending> after, int holds) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
   job->priority = priority;
   job->after = std::move(after);
+  job->holds = holds;
   std::lock_guard<std::mutex> lock(mu);
   queue.push_back(job);
   cv.notify_all();
   return job;
+}
+
+void JobQueue::extend(const JobPtr &job, const std::vector<Pending> &more) {
+  std::lock_guard<std::mutex> lock(mu);
+  job->after.insert(job->after.end(), more.begin(), more.end());
+}
+
+void JobQueue::release(const JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (job->holds > 0 && --job->holds == 0)
+    cv.notify_all();
+}
+
+void JobQueue::abandonLocked(const JobPtr &job) {
+  if (job->holds == 0 || job->done)
+    return;
+  job->holds = 0;
+  job->after.clear();
+  job->work = [](std::string &error) {
+    error = "abandoned: not every replica reached it";
+    return int(PIPE_RT_ABORTED);
+  };
+}
+
+void JobQueue::abandon(const JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  abandonLocked(job);
+  cv.notify_all();
 }
 
 bool JobQueue::finished(const JobPtr &job) {

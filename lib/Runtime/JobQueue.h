@@ -31,6 +31,9 @@ public:
     std::function<int(std::string &)> work;
     std::pair<int64_t, int64_t> priority;
     std::vector<std::pair<JobQueue *, std::shared_ptr<Job>>> after;
+    /// Submitters still to join (submit's `holds`): the job does not run
+    /// before every one released it.
+    int holds = 0;
     bool done = false;
     int status = PIPE_RT_OK;
     std::string error;
@@ -40,20 +43,32 @@ public:
   using Pending = std::pair<JobQueue *, JobPtr>;
 
   JobQueue();
-  ~JobQueue(); // runs the remaining jobs, then joins
+  ~JobQueue(); // runs the remaining jobs (abandons joint ones), then joins
   /// Queues `work`, which will wait for `after` (jobs of other queues).
   /// The worker runs next, among the queued jobs whose `after` jobs are
   /// done, the one of the smallest `priority`, and when none is, the
   /// oldest; in submission order among equals (FIFO by default).
+  /// With `holds` > 0 the job is joint: it waits until `holds` release()
+  /// calls, each after adding its submitter's dependences with extend().
   JobPtr submit(std::function<int(std::string &)> work,
                 std::pair<int64_t, int64_t> priority = {0, 0},
-                std::vector<std::pair<JobQueue *, JobPtr>> after = {});
+                std::vector<std::pair<JobQueue *, JobPtr>> after = {},
+                int holds = 0);
+  /// A joint job also waits for `more` (jobs of other queues).
+  void extend(const JobPtr &job, const std::vector<Pending> &more);
+  /// One submitter of a joint job joined; the last makes it runnable.
+  void release(const JobPtr &job);
+  /// A joint job whose submitters will not all join (the run failed): it
+  /// runs at once and fails with PIPE_RT_ABORTED.
+  void abandon(const JobPtr &job);
   /// Whether `job` of this queue has run.
   bool finished(const JobPtr &job);
   /// Blocks until `job` ran; returns its status.
   int wait(const JobPtr &job);
 
 private:
+  void abandonLocked(const JobPtr &job);
+
   std::mutex mu;
   std::condition_variable cv;
   std::deque<JobPtr> queue;

@@ -147,24 +147,29 @@ void ParameterServer::commit(pipe_rt_session &session, int pid) const {
 void ParameterServer::clear() {
   shadows.clear();
   grads.clear(); // pushed but not consumed: a failed run
+  joints.clear();
 }
 
-int ParameterServer::updatesFor(const std::vector<int> &pids, int version,
+int ParameterServer::updatesFor(const std::vector<int> &pids, int replica,
+                                int version,
                                 std::vector<JobQueue::Pending> &updates,
                                 std::string &error) {
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids) {
     const std::vector<JobQueue::Pending> &queued = queuedUpdates[pid];
+    // Another replica may be steps ahead: this one's loads follow its own
+    // program order.
+    size_t issued = issuedUpdates[{pid, replica}];
     if (version < 0) {
-      if (!queued.empty())
-        updates.push_back(queued.back());
+      if (issued > 0)
+        updates.push_back(queued[issued - 1]);
       continue;
     }
     masters[pid].versioned = true;
-    if (size_t(version) > queued.size()) {
+    if (size_t(version) > issued) {
       error = "weight version " + std::to_string(version) +
               " needs that many ps.updates of its params before the load; " +
-              std::to_string(queued.size()) + " are issued";
+              std::to_string(issued) + " are issued";
       return PIPE_RT_INVALID_ARGUMENT;
     }
     if (version > 0)
@@ -173,11 +178,11 @@ int ParameterServer::updatesFor(const std::vector<int> &pids, int version,
   return PIPE_RT_OK;
 }
 
-void ParameterServer::loading(const std::vector<int> &pids, JobQueue *q,
-                              const JobQueue::JobPtr &job) {
+void ParameterServer::loading(const std::vector<int> &pids, int replica,
+                              JobQueue *q, const JobQueue::JobPtr &job) {
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids)
-    pendingLoads[pid].push_back({q, job});
+    pendingLoads[{pid, replica}].push_back({q, job});
 }
 
 const unsigned char *ParameterServer::master(int pid, int version) {
@@ -208,12 +213,13 @@ BufferPtr ParameterServer::shadow(int pid) {
   return it == shadows.end() ? nullptr : it->second;
 }
 
-void ParameterServer::addPush(int pid, BufferPtr host, bool isBf16, int64_t n) {
+void ParameterServer::addPush(int pid, int replica, BufferPtr host,
+                              bool isBf16, int64_t n) {
   Gradient *grad;
   bool first;
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto [it, fresh] = grads.try_emplace(pid);
+    auto [it, fresh] = grads.try_emplace({pid, replica});
     grad = &it->second;
     first = fresh;
   }
@@ -232,20 +238,98 @@ void ParameterServer::addPush(int pid, BufferPtr host, bool isBf16, int64_t n) {
     addPushed(grad->sum.data(), *host, isBf16, n);
 }
 
-void ParameterServer::pushing(const std::vector<int> &pids, JobQueue *q,
-                              const JobQueue::JobPtr &job) {
+void ParameterServer::pushing(const std::vector<int> &pids, int replica,
+                              JobQueue *q, const JobQueue::JobPtr &job) {
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids)
-    pendingPushes[pid].push_back({q, job});
+    pendingPushes[{pid, replica}].push_back({q, job});
+}
+
+void ParameterServer::reduce(int pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<float> total;
+  for (int r = 0; r < replicas; ++r) {
+    auto it = grads.find({pid, r});
+    if (it == grads.end())
+      continue;
+    const Gradient &g = it->second;
+    size_t n = g.pushed ? g.pushed->bytes / (g.bf16 ? 2 : 4) : g.sum.size();
+    total.resize(std::max(total.size(), n), 0.0f);
+    if (g.pushed)
+      addPushed(total.data(), *g.pushed, g.bf16, int64_t(n));
+    else
+      for (size_t i = 0; i < n; ++i)
+        total[i] += g.sum[i];
+    grads.erase(it);
+  }
+  if (!total.empty())
+    grads[{pid, 0}].sum = std::move(total);
+}
+
+int ParameterServer::join(int stage, int step, int replica, bool isUpdate,
+                          const std::vector<int> &pids,
+                          const std::function<JobQueue::JobPtr(Deps)> &create,
+                          const std::vector<JobQueue::Pending> &deps,
+                          JobQueue::JobPtr &job, std::string &error) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = joints.try_emplace({stage, step});
+  Joint &j = it->second;
+  if (fresh) {
+    j.deps = std::make_shared<std::vector<JobQueue::Pending>>();
+    j.job = create(j.deps);
+    j.reduced.assign(size_t(replicas), false);
+    j.updated.assign(size_t(replicas), false);
+    for (int pid : pids)
+      queuedUpdates[pid].push_back({queue.get(), j.job});
+  }
+  std::vector<bool> &joined = isUpdate ? j.updated : j.reduced;
+  if (joined[size_t(replica)]) {
+    error = "issued twice by the same replica";
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  if (isUpdate && !j.reduced[size_t(replica)]) {
+    error = "the replicas' gradients are not reduced: a ps.reduce of the "
+            "stage and step must come before the update";
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  joined[size_t(replica)] = true;
+  if (isUpdate)
+    for (int pid : pids)
+      ++issuedUpdates[{pid, replica}];
+  j.deps->insert(j.deps->end(), deps.begin(), deps.end());
+  queue->extend(j.job, deps);
+  queue->release(j.job);
+  job = j.job;
+  return PIPE_RT_OK;
+}
+
+void ParameterServer::abandonJoints() {
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto &[key, j] : joints)
+    queue->abandon(j.job);
+}
+
+std::string ParameterServer::unjoined(const Manifest &m) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto &[key, j] : joints) {
+    auto all = [](const std::vector<bool> &v) {
+      return std::all_of(v.begin(), v.end(), [](bool b) { return b; });
+    };
+    if (!all(j.reduced) || !all(j.updated))
+      return "stage '" + m.stages[size_t(key.first)].name + "' step " +
+             std::to_string(key.second) +
+             (all(j.reduced) ? " (no ps.update)" : " (no ps.reduce)");
+  }
+  return "";
 }
 
 namespace {
 std::vector<JobQueue::Pending>
-take(std::map<int, std::vector<JobQueue::Pending>> &pending,
-     const std::vector<int> &pids) {
+take(std::map<std::pair<int, int>, std::vector<JobQueue::Pending>> &pending,
+     const std::vector<int> &pids, int replica) {
   std::vector<JobQueue::Pending> taken;
   for (int pid : pids) {
-    auto it = pending.find(pid);
+    auto it = pending.find({pid, replica});
     if (it == pending.end())
       continue;
     taken.insert(taken.end(), it->second.begin(), it->second.end());
@@ -256,15 +340,15 @@ take(std::map<int, std::vector<JobQueue::Pending>> &pending,
 } // namespace
 
 std::vector<JobQueue::Pending>
-ParameterServer::takePushes(const std::vector<int> &pids) {
+ParameterServer::takePushes(const std::vector<int> &pids, int replica) {
   std::lock_guard<std::mutex> lock(mu);
-  return take(pendingPushes, pids);
+  return take(pendingPushes, pids, replica);
 }
 
 std::vector<JobQueue::Pending>
-ParameterServer::takeLoads(const std::vector<int> &pids) {
+ParameterServer::takeLoads(const std::vector<int> &pids, int replica) {
   std::lock_guard<std::mutex> lock(mu);
-  return take(pendingLoads, pids);
+  return take(pendingLoads, pids, replica);
 }
 
 void ParameterServer::updating(const std::vector<int> &pids,
@@ -272,6 +356,12 @@ void ParameterServer::updating(const std::vector<int> &pids,
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids)
     queuedUpdates[pid].push_back({queue.get(), job});
+}
+
+void ParameterServer::issuedUpdate(const std::vector<int> &pids, int replica) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (int pid : pids)
+    ++issuedUpdates[{pid, replica}];
 }
 
 /// Out of place from the session's committed weights and state into its
@@ -340,7 +430,14 @@ int ParameterServer::update(pipe_rt_session &session, int pid, int step,
   {
     std::lock_guard<std::mutex> lock(mu);
     master = &masters[pid];
-    auto it = grads.find(pid);
+    for (int r = 1; r < replicas; ++r)
+      if (grads.count({pid, r})) {
+        error = "param '" + session.manifest.params[pid].name +
+                "': replica " + std::to_string(r) +
+                "'s pushed gradient was never reduced (ps.reduce)";
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
+    auto it = grads.find({pid, 0});
     if (it == grads.end()) {
       // No gradient pushed: skipped, as torch skips None; the next version
       // is the same weights.
@@ -369,7 +466,7 @@ int ParameterServer::update(pipe_rt_session &session, int pid, int step,
   master->updated = true;
   ++master->step;
   recordVersion(*master, /*wrote=*/true);
-  grads.erase(pid);
+  grads.erase({pid, 0});
   return PIPE_RT_OK;
 }
 
@@ -403,6 +500,65 @@ int loadBf16(RunState &run, int device, Buffer &dst, const Buffer &shadow,
     return st;
   return run.memory->widenBf16(device, Lane::H2D, dst.data, staging->data,
                                int64_t(dst.bytes / 4), error);
+}
+
+/// The trainable params of the parameter server whose update `stage`
+/// owns.
+std::vector<int> updatedParams(const RunState &run, int stage) {
+  std::vector<int> owned;
+  for (int pid : run.schedule->owns[stage])
+    if (run.ps.holds(pid) && run.m->params[pid].trainable)
+      owned.push_back(pid);
+  return owned;
+}
+
+/// The host's update of `owned` in `step`, after the pushes and loads in
+/// `after`.
+int updateOnHost(RunState &run, int step, const std::vector<int> &owned,
+                 const std::vector<JobQueue::Pending> &after,
+                 std::string &error) {
+  if (int st = waitFor(after)) {
+    error = "a ps.push or ps.load of these params failed";
+    return st;
+  }
+  for (int pid : owned)
+    if (int st = run.ps.update(*run.session, pid, step,
+                               run.ps.versionedLoads(pid), error))
+      return st;
+  return PIPE_RT_OK;
+}
+
+/// Data parallelism in one process: joins this replica's ps.reduce or
+/// ps.update of `stage` in `step` to the one host job that sums every
+/// replica's pushes in replica order and then updates `owned`.
+int joinReduceAndUpdate(pipe_rt_device_ctx *ctx, int stage, int step,
+                        bool isUpdate, const std::vector<int> &owned,
+                        const std::vector<JobQueue::Pending> &deps,
+                        JobQueue::JobPtr &job, std::string &error) {
+  RunState *run = ctx->run;
+  std::string label = "ps.reduce+update stage '" +
+                      run->m->stages[size_t(stage)].name + "' step " +
+                      std::to_string(step);
+  auto create = [run, step, stage, owned,
+                 label](ParameterServer::Deps all) {
+    return run->ps.hostQueue().submit(
+        [run, step, owned, all, label](std::string &error) {
+          double t0 = run->now();
+          // The queue may start a job before its dependences are done.
+          if (int st = waitFor(*all)) {
+            error = "a ps.push or ps.load of these params failed";
+            return st;
+          }
+          for (int pid : owned)
+            run->ps.reduce(pid);
+          int st = updateOnHost(*run, step, owned, {}, error);
+          run->traceEvent(label, "host", TrackKind::Host, 0, t0, run->now());
+          return st;
+        },
+        {step, stage}, {}, 2 * run->ps.replicaCount());
+  };
+  return run->ps.join(stage, step, run->replicaOf(ctx->device), isUpdate,
+                      owned, create, deps, job, error);
 }
 
 } // namespace
@@ -464,7 +620,8 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
   std::vector<JobQueue::Pending> updates;
   {
     std::string error;
-    if (int st = run.ps.updatesFor(trainable, version, updates, error))
+    if (int st = run.ps.updatesFor(trainable, run.replicaOf(device), version,
+                                   updates, error))
       return -fail(ctx, st, what + ": " + error);
   }
   JobQueue::JobPtr job;
@@ -514,7 +671,8 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
       },
       &job);
   if (token > 0)
-    run.ps.loading(trainable, &run.transfers->h2d(device), job);
+    run.ps.loading(trainable, run.replicaOf(device),
+                   &run.transfers->h2d(device), job);
   return token;
 }
 
@@ -578,7 +736,8 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
                                            bytes, error))
               return st;
           }
-          runp->ps.addPush(pid, std::move(host), bf16, n);
+          runp->ps.addPush(pid, runp->replicaOf(device), std::move(host),
+                           bf16, n);
         }
         return int(PIPE_RT_OK);
       },
@@ -587,7 +746,8 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
     std::vector<int> pids;
     for (auto &[pid, g] : grads)
       pids.push_back(pid);
-    run.ps.pushing(pids, &run.transfers->d2h(device), job);
+    run.ps.pushing(pids, run.replicaOf(device), &run.transfers->d2h(device),
+                   job);
   }
   return token;
 }
@@ -600,43 +760,59 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
   if (int st = checkPsStage(ctx, what, stage, step))
     return -st;
   RunState *run = ctx->run;
-  std::vector<int> owned;
-  for (int pid : run->schedule->owns[stage])
-    if (run->ps.holds(pid) && run->m->params[pid].trainable)
-      owned.push_back(pid);
-  std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned);
+  int replica = run->replicaOf(ctx->device);
+  std::vector<int> owned = updatedParams(*run, stage);
   // An update may write the buffer an earlier load still reads.
-  std::vector<JobQueue::Pending> loads = run->ps.takeLoads(owned);
-  std::vector<char> outOfPlace;
-  for (int pid : owned)
-    outOfPlace.push_back(run->ps.versionedLoads(pid));
+  std::vector<JobQueue::Pending> loads = run->ps.takeLoads(owned, replica);
+  if (run->ps.replicaCount() > 1) {
+    JobQueue::JobPtr job;
+    std::string error;
+    if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/true,
+                                     owned, loads, job, error))
+      return -fail(ctx, st, what + ": " + error);
+    return addJobToken(ctx, run->ps.hostQueue(), job, what);
+  }
+  std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned, replica);
   std::vector<JobQueue::Pending> after = pushes;
   after.insert(after.end(), loads.begin(), loads.end());
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
-      [run, step, owned, pushes, loads, outOfPlace](std::string &error) {
-        if (int st = waitFor(pushes)) {
-          error = "a ps.push of these params failed";
-          return st;
-        }
-        if (int st = waitFor(loads)) {
-          error = "a ps.load of these params failed";
-          return st;
-        }
-        for (size_t i = 0; i < owned.size(); ++i)
-          if (int st = run->ps.update(*run->session, owned[i], step,
-                                      outOfPlace[i] != 0, error))
-            return st;
-        return int(PIPE_RT_OK);
+      [run, step, owned, after](std::string &error) {
+        return updateOnHost(*run, step, owned, after, error);
       },
       // The next step's forward needs the lowest stages first, and an L2L
       // backward pushes them last: among the updates whose pushes are
       // done, they jump the queue.
       &job, {step, stage}, after);
-  if (token > 0)
+  if (token > 0) {
     run->ps.updating(owned, job);
+    run->ps.issuedUpdate(owned, replica);
+  }
   return token;
+}
+
+int32_t pipe_rt_act_ps_reduce(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t step) {
+  if (!ctx)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::string what = describe(ctx, "ps.reduce", stage, -1, step);
+  if (int st = checkPsStage(ctx, what, stage, step))
+    return st;
+  RunState *run = ctx->run;
+  if (run->ps.replicaCount() == 1)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": the run has one data-parallel replica in this "
+                       "process, so there are no replicas' gradients to sum");
+  std::vector<int> owned = updatedParams(*run, stage);
+  std::vector<JobQueue::Pending> pushes =
+      run->ps.takePushes(owned, run->replicaOf(ctx->device));
+  JobQueue::JobPtr job;
+  std::string error;
+  if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/false, owned,
+                                   pushes, job, error))
+    return fail(ctx, st, what + ": " + error);
+  return PIPE_RT_OK;
 }
 
 int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,

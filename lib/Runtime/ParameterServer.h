@@ -19,16 +19,26 @@
 // psSecondSpare, so that the version before the latest stays readable; a
 // load of version v waits for the v-th update, not the last one.
 //
+// Data parallelism in one process: R replicas' devices run the same
+// program against this one server. Each replica's pushes land in its own
+// slot; the host job of a (stage, step) that every replica's ps.reduce and
+// ps.update join (a joint job, JobQueue.h) sums the slots in replica order
+// and then updates once, so the result does not depend on which replica
+// pushes first. Loads and pushes are tracked per replica, so that a
+// replica's update waits only for its own earlier loads.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef PIPE_RUNTIME_PARAMETERSERVER_H
 #define PIPE_RUNTIME_PARAMETERSERVER_H
 
 #include "JobQueue.h"
+#include "Manifest.h"
 #include "Memory.h"
 
 #include "pipe/Runtime/HostOptimizer.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,8 +53,13 @@ struct RunState;
 
 class ParameterServer {
 public:
-  /// Which params (by id) the server holds in this run.
-  void assign(std::vector<bool> heldParams) { held = std::move(heldParams); }
+  /// Which params (by id) the server holds in this run, for how many
+  /// replicas in this process.
+  void assign(std::vector<bool> heldParams, int replicaCount) {
+    held = std::move(heldParams);
+    replicas = replicaCount;
+  }
+  int replicaCount() const { return replicas; }
   bool holds(int pid) const { return held[size_t(pid)]; }
 
   /// Sets up the run's masters from the session's committed weights, the
@@ -72,11 +87,11 @@ public:
   /// (`version` -1), or the one that writes weight version `version`. Fails
   /// when no update that writes it is issued yet; a version names the
   /// weights after that many updates of the trainable params.
-  int updatesFor(const std::vector<int> &pids, int version,
+  int updatesFor(const std::vector<int> &pids, int replica, int version,
                  std::vector<JobQueue::Pending> &updates, std::string &error);
   /// `job` loads `pids`: their next update waits for it (it may overwrite
   /// what the load reads).
-  void loading(const std::vector<int> &pids, JobQueue *queue,
+  void loading(const std::vector<int> &pids, int replica, JobQueue *queue,
                const JobQueue::JobPtr &job);
   /// The weights of `pid` in `version` (-1: the latest), manifest dtype;
   /// null when a later update overwrote them.
@@ -86,16 +101,44 @@ public:
 
   // ps.push
   /// Adds a pushed gradient of `n` elements (a host copy, f32 or bf16; null
-  /// when n == 0) to `pid`'s.
-  void addPush(int pid, BufferPtr host, bool bf16, int64_t n);
+  /// when n == 0) to what `replica` pushed for `pid`.
+  void addPush(int pid, int replica, BufferPtr host, bool bf16, int64_t n);
   /// `job` pushes gradients of `pids`: their next update waits for it.
-  void pushing(const std::vector<int> &pids, JobQueue *queue,
+  void pushing(const std::vector<int> &pids, int replica, JobQueue *queue,
                const JobQueue::JobPtr &job);
 
+  // ps.reduce
+  /// Every replica's pushed gradient of `pid` summed in replica order into
+  /// replica 0's slot, for the update.
+  void reduce(int pid);
+  /// Joins replica `replica`'s ps.reduce (`isUpdate` false) or ps.update
+  /// of `stage` in `step` to the host job that sums the replicas' pushes
+  /// of `pids` and then updates them once: created by the first to join
+  /// with `create` (which must not call back into the server)
+  /// (given the list of dependences every join adds to), waited for by 2 x
+  /// replicas joins. `deps`: what this join adds (its replica's pushes or
+  /// loads). An update before its replica's reduce, or a second join of
+  /// the same kind, is an error.
+  using Deps = std::shared_ptr<std::vector<JobQueue::Pending>>;
+  int join(int stage, int step, int replica, bool isUpdate,
+           const std::vector<int> &pids,
+           const std::function<JobQueue::JobPtr(Deps)> &create,
+           const std::vector<JobQueue::Pending> &deps, JobQueue::JobPtr &job,
+           std::string &error);
+  /// The run failed: joint jobs not every replica joined fail at once,
+  /// releasing the devices that wait for them.
+  void abandonJoints();
+  /// A (stage, step) whose joint job some replica's ps.reduce or ps.update
+  /// never joined, as "stage S step K"; empty when none.
+  std::string unjoined(const Manifest &m);
+
   // ps.update
-  /// The pushes and loads `pids`' update waits for, forgotten here.
-  std::vector<JobQueue::Pending> takePushes(const std::vector<int> &pids);
-  std::vector<JobQueue::Pending> takeLoads(const std::vector<int> &pids);
+  /// The pushes and loads of `replica` that `pids`' update waits for,
+  /// forgotten here.
+  std::vector<JobQueue::Pending> takePushes(const std::vector<int> &pids,
+                                            int replica);
+  std::vector<JobQueue::Pending> takeLoads(const std::vector<int> &pids,
+                                           int replica);
   /// The host optimizer's update of `pid` with the gradients pushed since
   /// its last one (none: skipped, as torch skips None), as optimizer step
   /// `step` of the run.
@@ -105,8 +148,10 @@ public:
              std::string &error);
   /// Whether a load of `pid` named a weight version in this run.
   bool versionedLoads(int pid);
-  /// `job` updates `pids`: their next loads wait for it.
+  /// `job` updates `pids`: the loads that follow wait for it.
   void updating(const std::vector<int> &pids, const JobQueue::JobPtr &job);
+  /// `replica` issued an update of `pids` (the job updating() recorded).
+  void issuedUpdate(const std::vector<int> &pids, int replica);
 
 private:
   struct Master {
@@ -137,9 +182,20 @@ private:
   static void recordVersion(Master &master, bool wrote);
 
   std::vector<bool> held;
+  int replicas = 1;
   std::mutex mu;
   std::map<int, Master> masters;
-  std::map<int, Gradient> grads;
+  /// (param, replica) -> what the replica pushed since the last update.
+  std::map<std::pair<int, int>, Gradient> grads;
+  struct Joint {
+    JobQueue::JobPtr job;
+    Deps deps;
+    std::vector<bool> reduced, updated; // per replica
+  };
+  std::map<std::pair<int, int>, Joint> joints; // (stage, step)
+  /// (param, replica) -> the ps.updates of the param that replica issued:
+  /// its next latest-version load waits for the last of them.
+  std::map<std::pair<int, int>, size_t> issuedUpdates;
   /// ps_transfer = bf16: the bf16 shadow of each f32 master (the session's
   /// PsShadow memory, page-locked on a GPU) that ps.load copies; written
   /// when the run starts and by update() after each optimizer step.
@@ -147,7 +203,8 @@ private:
   // Copies and updates run on different queues, so the data dependences
   // between them are explicit: an update waits for the pushes of its
   // params, a load for the last update of its params.
-  std::map<int, std::vector<JobQueue::Pending>> pendingPushes, pendingLoads;
+  std::map<std::pair<int, int>, std::vector<JobQueue::Pending>> pendingPushes,
+      pendingLoads; // (param, replica)
   /// Every update of each param queued in this run, in order: the v-th
   /// writes version v.
   std::map<int, std::vector<JobQueue::Pending>> queuedUpdates;

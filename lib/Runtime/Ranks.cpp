@@ -572,6 +572,13 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
 // Attaching a session
 //===----------------------------------------------------------------------===//
 
+bool pipe_rt::replicasShareParameterServer(const pipe_rt_session *session) {
+  for (const ScheduleInfo &sched : session->manifest.schedules)
+    if (sched.replicas > 1 && sched.hasPsStages())
+      return true;
+  return false;
+}
+
 int pipe_rt::programReplicas(const pipe_rt_session *session) {
   int replicas = 1;
   for (const ScheduleInfo &sched : session->manifest.schedules)

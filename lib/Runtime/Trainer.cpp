@@ -171,6 +171,11 @@ private:
   int warmup = -1;
   bool doEval = false; // an eval schedule and held-out data
   int mbs = 1, stepsPerRun = 1, evalMbs = 1, evalSteps = 1;
+  /// Replicas that draw a training step's micro-batches (MPI ranks, or
+  /// in-process replicas of a parameter-server schedule), and the
+  /// in-process replicas of the evaluation schedule.
+  int replicas = 1, evalReplicas = 1;
+  int inProcessReplicas(int schedule) const;
   std::vector<InputSpec> inputs;
   std::unique_ptr<TrainingData> data;
   int64_t itemsPerMb = 1;
@@ -263,6 +268,11 @@ bool Trainer::applyParamGroups() {
   return true;
 }
 
+int Trainer::inProcessReplicas(int schedule) const {
+  const ScheduleInfo &x = m.schedules[size_t(schedule)];
+  return !s->ranks.transport && x.hasPsStages() ? x.replicas : 1;
+}
+
 bool Trainer::pickSchedules() {
   const auto &xs = m.schedules;
   auto find = [&](const std::string &name) {
@@ -310,9 +320,11 @@ bool Trainer::pickSchedules() {
   const ScheduleInfo &x = xs[train];
   mbs = x.microbatches;
   stepsPerRun = x.steps;
+  replicas = o.replicas * inProcessReplicas(train);
   if (eval >= 0) {
     evalMbs = xs[eval].microbatches;
     evalSteps = xs[eval].steps;
+    evalReplicas = inProcessReplicas(eval);
   }
   if (o.clipNorm > 0 && (x.hasPsStages() || stepsPerRun > 1))
     return fail(
@@ -402,13 +414,16 @@ bool Trainer::openData() {
 
 bool Trainer::evaluate(int64_t step, double &loss) {
   int perRun = evalMbs * evalSteps;
+  // In-process replicas each evaluate their share of a run's micro-batches;
+  // the run reports each slot's mean over them.
+  int drawn = perRun * evalReplicas;
   int64_t runs = o.evalBatches;
   if (runs == 0)
-    runs = (data->evalMicrobatches() + perRun - 1) / perRun;
+    runs = (data->evalMicrobatches() + drawn - 1) / drawn;
   std::vector<float> losses(static_cast<size_t>(perRun));
   double sum = 0;
   for (int64_t r = 0; r < runs; ++r) {
-    const void *const *in = data->eval(r * perRun, perRun);
+    const void *const *in = data->eval(r * drawn, drawn);
     if (pipe_rt_session_run(s, eval, in, losses.data()) != PIPE_RT_OK)
       return fail(format("evaluation at step %lld: ", (long long)step) +
                   pipe_rt_session_error(s));
@@ -419,7 +434,7 @@ bool Trainer::evaluate(int64_t step, double &loss) {
   lastEval = step;
   summary.evalLoss = loss;
   print(format("eval step %lld: loss %.4f (%lld micro-batches)",
-               (long long)step, loss, (long long)(runs * perRun)));
+               (long long)step, loss, (long long)(runs * drawn)));
   return true;
 }
 
@@ -464,14 +479,14 @@ bool Trainer::resumeFrom(TrainerState &st) {
                    " steps per run of schedule '" + x.name + "'");
   // Each step consumes the schedule's micro-batches (no overflow: kMaxSteps
   // x the manifest's 2^24).
-  int64_t consumed = st.step * mbs * o.replicas;
+  int64_t consumed = st.step * mbs * replicas;
   if (st.cursor != consumed)
     return bad("trainer.data_cursor", st.cursor,
                format("%lld steps of schedule '%s' consume %lld micro-batches "
                       "(%d each); not a checkpoint of this program and "
                       "schedule",
                       (long long)st.step, x.name.c_str(), (long long)consumed,
-                      mbs * o.replicas));
+                      mbs * replicas));
   // Text data draws one offset per window, and redraws with a probability
   // below (L - T) / 2^64 < 2^-20: twice the windows (+ a margin) is more
   // than any run draws, and bounds the skip-ahead to the run's own cost.
@@ -738,7 +753,7 @@ bool Trainer::run() {
     pipe_rt_session_set_step_lrs(s, lrs.data(), runSteps);
     float lr = lrs.back(); // the progress line reports the run's last step
     // Every replica draws the whole step's micro-batches and takes its own.
-    const void *const *in = data->train(cursor, perRun * o.replicas);
+    const void *const *in = data->train(cursor, perRun * replicas);
     if (in)
       in += size_t(o.replica) * size_t(perRun) * numInputs;
     if (profiling && !profileMarked && step - start >= profileSkip) {
@@ -755,9 +770,9 @@ bool Trainer::run() {
       profileSeconds += runSeconds;
       profileSteps += runSteps;
     }
-    cursor += perRun * o.replicas;
-    items += itemsPerMb * perRun * o.replicas;
-    double rate = runSeconds > 0 ? double(itemsPerMb * perRun * o.replicas) /
+    cursor += perRun * replicas;
+    items += itemsPerMb * perRun * replicas;
+    double rate = runSeconds > 0 ? double(itemsPerMb * perRun * replicas) /
                                        runSeconds
                                  : 0.0;
     int64_t first = step;
@@ -785,7 +800,7 @@ bool Trainer::run() {
       lineLoss += stepLosses.back();
       ++lineSteps;
     }
-    lineItems += itemsPerMb * perRun * o.replicas;
+    lineItems += itemsPerMb * perRun * replicas;
     lineSeconds += runSeconds;
 
     bool last = step >= o.steps;
@@ -879,7 +894,7 @@ bool Trainer::writeProfile() {
       jsonNumber(stepSeconds * 1e3).c_str(),
       summary.unit == "tok" ? "tokens" : "samples",
       jsonNumber(stepSeconds > 0
-                     ? double(itemsPerMb * mbs * o.replicas) / stepSeconds
+                     ? double(itemsPerMb * mbs * replicas) / stepSeconds
                      : 0)
           .c_str(),
       peaks.c_str());

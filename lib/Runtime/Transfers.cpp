@@ -137,6 +137,15 @@ int Transfers::pullPeer(RunMemory &memory, int device, const BufferPtr &src,
                          src->bytes, error);
 }
 
+int64_t pipe_rt::addJobToken(pipe_rt_device_ctx *ctx, JobQueue &queue,
+                             JobQueue::JobPtr job, const std::string &what) {
+  auto t = std::make_shared<PendingToken>();
+  t->what = what;
+  t->queue = &queue;
+  t->job = std::move(job);
+  return ctx->run->transfers->addToken(ctx->device, std::move(t));
+}
+
 int64_t pipe_rt::submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue,
                            TrackKind kind, const char *category,
                            const std::string &what,
@@ -347,7 +356,9 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
                              what, values))
     return st;
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
-  posted.peerDevice = m.stages[dst].device;
+  posted.peerDevice =
+      ctx->run->replicaOf(ctx->device) * ctx->run->schedule->devices +
+      m.stages[dst].device;
   DeviceState &ds = deviceOf(ctx);
   std::vector<unsigned char> &payload = posted.payload;
   // By reference: the buffers themselves (null: zeros), the payload being
@@ -435,7 +446,9 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
                              t->what, values))
     return st;
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
-  posted.peerDevice = m.stages[src].device;
+  posted.peerDevice =
+      ctx->run->replicaOf(ctx->device) * ctx->run->schedule->devices +
+      m.stages[src].device;
   std::string error;
   if (run.transfers->byReference()) {
     t->inFlightId = std::make_shared<uint64_t>(0);

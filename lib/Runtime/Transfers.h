@@ -144,6 +144,11 @@ private:
 
 /// Queues `work` on `queue` as the asynchronous part of an action of
 /// `ctx`'s device; traced on `kind`'s track. Returns its token.
+/// A token of `ctx`'s device for `job` of `queue`, submitted elsewhere (a
+/// joint job that several devices wait for).
+int64_t addJobToken(pipe_rt_device_ctx *ctx, JobQueue &queue,
+                    JobQueue::JobPtr job, const std::string &what);
+
 int64_t submitJob(pipe_rt_device_ctx *ctx, JobQueue &queue, TrackKind kind,
                   const char *category, const std::string &what,
                   std::function<int(std::string &)> work,

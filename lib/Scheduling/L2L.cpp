@@ -29,6 +29,12 @@
 // for it only before pushing the same stage's next gradient (the host
 // accumulates pushes until an update consumes them).
 //
+// With data parallelism (a placement of R replicas), each replica runs this
+// action list on its own device and its share of the micro-batches, loading
+// from the one host copy; after each stage's push, ps.reduce sums the R
+// replicas' pushed gradients on the host (in replica order) and the
+// ps.update applies the sum once.
+//
 // The last stage stays resident from its forward into its backward. With
 // `constantMemory`, every micro-batch's boundary input is offloaded to the
 // host after its forward and prefetched back, one stage ahead, for the
@@ -160,6 +166,8 @@ public:
           }
         builder.wait(dev, before);
         int push = builder.append(dev, ActionKind::Push, s, -1, step);
+        if (pipeline.replicas > 1)
+          builder.append(dev, ActionKind::HostReduce, s, -1, step);
         update[s] = builder.append(dev, ActionKind::HostUpdate, s, -1, step);
         hostWork.push_back(update[s]);
         builder.append(dev, ActionKind::Release, s, -1, step);

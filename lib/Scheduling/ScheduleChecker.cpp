@@ -96,6 +96,7 @@ private:
       recomputeDone, offloaded, prefetchIssued, prefetchWaited;
   std::map<WorkKey, int> forwardVersion;
   std::map<std::pair<int, unsigned>, bool> pushDone;
+  std::set<std::pair<int, unsigned>> hostReduced;
   SmallVector<int> updates;
   /// Per stage: 0 not loaded, 1 load issued, 2 load waited.
   SmallVector<int> residency;
@@ -568,9 +569,24 @@ void Checker::execute(unsigned d, int index) {
       ++updates[a.stage];
     break;
   }
+  case ActionKind::HostReduce:
+    if (pipeline.replicas <= 1)
+      report(d, index,
+             "sums the replicas' gradients of " + s +
+                 ", but the placement has one replica");
+    if (!pushDone[{a.stage, a.step}])
+      report(d, index, "runs before the gradient of " + s + " is pushed");
+    hostReduced.insert({a.stage, a.step});
+    break;
   case ActionKind::HostUpdate:
     if (!pushDone[{a.stage, a.step}])
       report(d, index, "runs before the gradient of " + s + " is pushed");
+    // Every replica pushed its own gradient: an update before their sum
+    // would apply this replica's alone.
+    if (pipeline.replicas > 1 && !hostReduced.count({a.stage, a.step}))
+      report(d, index,
+             "updates " + s + " before a ps.reduce sums the " +
+                 Twine(pipeline.replicas) + " replicas' gradients of it");
     ++updates[a.stage];
     unwaitedHostUpdate[a.stage] = {a.token, a.step};
     break;

@@ -56,6 +56,12 @@ private:
   double computeTime(const ScheduleAction &a) const;
   uint64_t transferBytes(const ScheduleAction &a) const;
   double hostCopyBytes(const ScheduleAction &a) const;
+  /// What the host link carries while `a` copies: the replicas run the
+  /// same action list at once, and their copies share the one host's
+  /// bandwidth, so each takes as long as R copies of its bytes.
+  double hostLinkBytes(const ScheduleAction &a) const {
+    return hostCopyBytes(a) * pipeline.replicas;
+  }
   /// Start time of `d`'s next action, or nullopt if it cannot be processed
   /// yet.
   std::optional<double> candidate(unsigned d, std::string &why);
@@ -291,7 +297,11 @@ void Simulator::runHostUpdate() {
   const ScheduleAction &a = *job.action;
   const PipelineStage &stage = pipeline.stages[a.stage];
   double rate = machine.optimizerParamsPerSecond;
-  double end = start + (rate > 0 ? stage.paramCount / rate : 0.0);
+  // With replicas, the ps.reduce before it sums their R pushed gradients
+  // on the same host thread: charged as R - 1 passes at the optimizer's
+  // rate, an upper bound (a sum touches fewer arrays than an update).
+  double passes = 1.0 + (pipeline.replicas - 1);
+  double end = start + (rate > 0 ? passes * stage.paramCount / rate : 0.0);
   hostOptimizerFree = end;
   report.hostOptimizerBusy += end - start;
   tokenTime[{job.device, a.token}] = end;
@@ -377,7 +387,7 @@ void Simulator::process(unsigned d) {
     break;
   case ActionKind::Load:
   case ActionKind::Prefetch: {
-    double end = start + machine.hostToDevice.getTime(hostCopyBytes(a));
+    double end = start + machine.hostToDevice.getTime(hostLinkBytes(a));
     state.h2dFree = end;
     state.h2dBusy += end - start;
     state.copies.push_back({start, end});
@@ -388,7 +398,7 @@ void Simulator::process(unsigned d) {
   }
   case ActionKind::Push:
   case ActionKind::Offload: {
-    double end = start + machine.deviceToHost.getTime(hostCopyBytes(a));
+    double end = start + machine.deviceToHost.getTime(hostLinkBytes(a));
     state.d2hFree = end;
     state.d2hBusy += end - start;
     state.copies.push_back({start, end});
@@ -405,6 +415,9 @@ void Simulator::process(unsigned d) {
     hostQueue.push_back({d, &a, ready});
     break;
   }
+  case ActionKind::HostReduce:
+    // Runs with the ps.update that follows it (runHostUpdate).
+    break;
   case ActionKind::Release:
     state.lastRelease = afterCompute;
     memory(d, a, afterCompute, afterCompute);

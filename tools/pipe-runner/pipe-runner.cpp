@@ -260,10 +260,6 @@ int main(int argc, char **argv) {
                "and rebuild)",
                pipe_rt::ExitUsage);
 #endif
-  if (replicas > 1 && transportName != "mpi")
-    return die("--data-parallel: the replicas run as MPI ranks (launch with "
-               "mpirun; one process has no replicas)",
-               pipe_rt::ExitUsage);
   for (const std::string &a : args)
     if (a == "-h" || a == "--help") {
       std::printf("usage: pipe-runner ARTIFACT.so --weights W.safetensors "
@@ -342,10 +338,20 @@ int main(int argc, char **argv) {
   pipe_rt::TrainerOptions training = flags.options;
   std::shared_ptr<pipe_rt::Transport> transport;
   int compiledReplicas = pipe_rt::programReplicas(session);
+  // Replicas of a parameter-server schedule share this host's weights:
+  // they run in this process.
+  bool inProcessReplicas = pipe_rt::replicasShareParameterServer(session);
   if (replicas == 0)
     replicas = compiledReplicas;
+  if (inProcessReplicas && transportName == "mpi") {
+    pipe_rt_session_destroy(session);
+    return die(artifact + ": the program's " + std::to_string(replicas) +
+                   " data-parallel replicas share the host parameter server "
+                   "and run in one process: run it without mpirun",
+               pipe_rt::ExitUsage);
+  }
   if (replicas != compiledReplicas ||
-      (replicas > 1 && transportName != "mpi")) {
+      (replicas > 1 && transportName != "mpi" && !inProcessReplicas)) {
     pipe_rt_session_destroy(session);
     return die(artifact + ": " +
                    (replicas != compiledReplicas

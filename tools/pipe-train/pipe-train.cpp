@@ -140,8 +140,10 @@ Output:
   --ranks N              compile once, then train as N MPI ranks (one
                          process per device): mpirun -np N pipe-runner
                          with the artifact (docs/distributed.md)
-  --data-parallel R      with --ranks: R replicas of the pipeline, each on
-                         ranks/R ranks and its share of the micro-batches
+  --data-parallel R      R replicas of the pipeline, each on its share of
+                         the micro-batches: with --ranks, each on ranks/R
+                         ranks; with --schedule l2l, R devices in this
+                         process streaming from one parameter server
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -624,9 +626,11 @@ bool checkL2LFlags(const CompileFlags &flags, std::string &error) {
   }
   if (flags.devicesGiven && flags.devices != 1)
     error = "--devices " + std::to_string(flags.devices) +
-            ": --schedule l2l runs one device per replica today (its "
-            "parameters stream from the host, one block at a time); drop "
-            "--devices";
+            ": --schedule l2l runs one device per replica (its parameters "
+            "stream from the host, one block at a time); for " +
+            std::to_string(flags.devices) +
+            " devices on one parameter server use --data-parallel " +
+            std::to_string(flags.devices) + " instead of --devices";
   else if (flags.stagesPerDeviceGiven)
     error = "--stages-per-device: --schedule l2l makes one stage per block "
             "itself; drop --stages-per-device";
@@ -887,9 +891,20 @@ int main(int argc, char **argv) {
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",
                 pipe_rt::ExitUsage);
-  if (flags.dataParallel > 1 && flags.ranks == 0)
-    return fail("--data-parallel: the replicas run as MPI ranks; give --ranks "
-                "N (N = replicas x devices)",
+  bool parameterServer = pipe::getScheduleTraits(flags.schedule)
+                             .value_or(pipe::ScheduleTraits())
+                             .parameterServer;
+  if (flags.dataParallel > 1 && flags.ranks == 0 && !parameterServer)
+    return fail("--data-parallel: the replicas of --schedule " +
+                    flags.schedule +
+                    " run as MPI ranks; give --ranks N (N = replicas x "
+                    "devices)",
+                pipe_rt::ExitUsage);
+  if (flags.ranks > 0 && parameterServer)
+    return fail("--ranks: --schedule " + flags.schedule +
+                    " keeps the weights on this host's parameter server, so "
+                    "its replicas run in this process; use --data-parallel "
+                    "R without --ranks",
                 pipe_rt::ExitUsage);
   if (flags.ranks > 0 && flags.target == "cuda")
     return fail("--ranks: GPU runs across ranks need a GPU transport "

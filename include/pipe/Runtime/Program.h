@@ -91,6 +91,11 @@ int64_t pipe_rt_act_ps_load(pipe_rt_device_ctx *ctx, int32_t stage,
                             int32_t step, int32_t version);
 int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
                             int32_t step);
+/// Data parallelism: sums what every replica pushed for the stage in
+/// `step`, in replica order, for the ps.update that follows. Each replica's
+/// device issues it; the host runs it once, after the last replica's push.
+int32_t pipe_rt_act_ps_reduce(pipe_rt_device_ctx *ctx, int32_t stage,
+                              int32_t step);
 int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
                               int32_t step);
 int32_t pipe_rt_act_ps_release(pipe_rt_device_ctx *ctx, int32_t stage,

@@ -230,7 +230,7 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
         return SmallVector<int64_t>{stage(l.getStage()), step(l.getStep()),
                                     version(l.getVersion())};
       })
-      .Case<PushGradOp, HostUpdateOp, ReleaseOp, UpdateOp>(
+      .Case<PushGradOp, HostReduceOp, HostUpdateOp, ReleaseOp, UpdateOp>(
           [&](auto a) -> Args {
             return SmallVector<int64_t>{stage(a.getStage()), step(a.getStep())};
           })

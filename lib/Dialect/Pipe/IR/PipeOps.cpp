@@ -448,7 +448,7 @@ LogicalResult checkUniqueTransfer(TransferOpT op,
 /// Actions that only make sense when training.
 bool isTrainingAction(Operation *op) {
   if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp, RecomputeOp,
-          PushGradOp, HostUpdateOp, UpdateOp, ReduceGradOp>(op))
+          PushGradOp, HostReduceOp, HostUpdateOp, UpdateOp, ReduceGradOp>(op))
     return true;
   if (auto send = dyn_cast<SendOp>(op))
     return send.getKind() == TransferKind::Gradient;
@@ -620,12 +620,18 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
           diag.attachNote(stage.getLoc()) << "stage placed here";
           return diag;
         }
-        if (psStages && isa<LoadOp, ReleaseOp, PushGradOp, HostUpdateOp>(op) &&
+        if (psStages &&
+            isa<LoadOp, ReleaseOp, PushGradOp, HostReduceOp, HostUpdateOp>(op) &&
             !llvm::is_contained(*psStages, stageRef))
           return op->emitOpError("serves stage ")
                  << stageRef << " from the parameter server, but schedule @"
                  << getSymName() << " does not list it in ps_stages";
       }
+      if (isa<HostReduceOp>(op) && placement.getReplicas() == 1)
+        return op->emitOpError("sums the replicas' gradients, but placement @")
+               << placement.getSymName()
+               << " has one replica; only a data-parallel placement "
+                  "(replicas > 1) has gradients to reduce";
       if (std::optional<uint64_t> mb = action.getMicrobatchIndex();
           mb && *mb >= getMicrobatches())
         return op->emitOpError("uses micro-batch ")

@@ -71,16 +71,6 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
       }
       options.microbatches =
           microbatches != 0 ? unsigned(microbatches) : recorded.value_or(8);
-      // Replicas of a parameter-server schedule would share the host's
-      // copy of every weight, which its actions do not express yet.
-      if (traits && traits->parameterServer && placement.getReplicas() > 1) {
-        placement.emitError("pipe-schedule: placement @")
-            << placement.getSymName() << " has " << placement.getReplicas()
-            << " replicas, but '" << kind
-            << "' keeps weights on the host parameter server, which "
-               "supports one replica";
-        return signalPassFailure();
-      }
       FailureOr<PlacedPipeline> placed =
           buildPlacedPipeline(placement, graph, deviceModel, placement);
       if (failed(placed))

@@ -405,6 +405,26 @@ def Pipe_PushGradOp : Pipe_AsyncStageOp<"ps.push",
     "Pushes a stage's parameter gradients to the host, accumulating">;
 def Pipe_HostUpdateOp : Pipe_AsyncStageOp<"ps.update",
     "Runs the host optimizer on a stage's parameters">;
+def Pipe_HostReduceOp : Pipe_ActionOp<"ps.reduce"> {
+  let summary =
+      "Sums the data-parallel replicas' pushed gradients of a stage on the host";
+  let description = [{
+    In a schedule of a placement with `replicas` > 1, every replica pushes
+    its own gradient of the stage's parameters (`ps.push`) to the one host
+    parameter server. `ps.reduce` sums, on the host, what every replica
+    pushed for the stage in this step, in replica order (so the total does
+    not depend on which replica's push lands first); the `ps.update` of the
+    stage and step that follows it applies that sum once for all replicas,
+    and every replica's later `ps.load` reads the result. Each replica runs
+    the same action list, so each issues the reduce; the host runs it once,
+    after the last replica's push. It has no token: nothing on the device
+    waits for it, and the `ps.update` it feeds runs after it. The verifier
+    requires it between the push and the update of a replicated placement
+    and refuses it in a placement of one replica.
+  }];
+  let arguments = !con((ins FlatSymbolRefAttr:$stage), Pipe_StepArg);
+  let assemblyFormat = "$stage (`step` $step^)? attr-dict";
+}
 
 def Pipe_ReleaseOp : Pipe_ActionOp<"ps.release"> {
   let summary = "Frees the device copy of a stage's parameters";
