@@ -21,12 +21,15 @@ using namespace pipe_rt;
 namespace {
 
 /// Where micro-batch `mb` of `step` is among the run's inputs and losses:
-/// in-process replicas each take the next share of the run's micro-batches.
+/// each step's micro-batches, and with in-process replicas each replica's
+/// share of the step in replica order (a step of R replicas with M
+/// micro-batches each trains on the micro-batches a one-replica step of
+/// R x M would).
 size_t microbatchIndex(const RunState &run, pipe_rt_device_ctx *ctx, int step,
                        int mb) {
-  size_t perReplica = size_t(run.schedule->steps) * run.schedule->microbatches;
-  return size_t(run.replicaOf(ctx->device)) * perReplica +
-         size_t(step) * run.schedule->microbatches + size_t(mb);
+  return (size_t(step) * run.localReplicas + run.replicaOf(ctx->device)) *
+             run.schedule->microbatches +
+         size_t(mb);
 }
 
 /// Calls block function `fid` with `args`; fills `results` with buffers the

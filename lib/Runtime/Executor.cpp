@@ -296,20 +296,26 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       if (!run->lossSeen[i])
         return runFail(PIPE_RT_INVALID_ARGUMENT,
                        format("no loss computed for step %d mb %d%s",
-                              int(i % numLosses / sched.microbatches),
+                              int(i / sched.microbatches / localReplicas),
                               int(i % sched.microbatches),
                               localReplicas > 1
                                   ? format(" of replica %d",
-                                           int(i / numLosses))
+                                           int(i / sched.microbatches %
+                                               localReplicas))
                                         .c_str()
                                   : ""));
   // In-process replicas: each slot reports the mean over the replicas of
-  // that micro-batch, as ranks agree on it (Ranks.cpp).
-  for (size_t i = 0; localReplicas > 1 && i < numLosses; ++i) {
-    double sum = 0;
-    for (int r = 0; r < localReplicas; ++r)
-      sum += run->losses[size_t(r) * numLosses + i];
-    run->losses[i] = float(sum / localReplicas);
+  // that micro-batch of the step, as ranks agree on it (Ranks.cpp).
+  if (localReplicas > 1) {
+    std::vector<float> means(numLosses);
+    size_t mbs = size_t(sched.microbatches);
+    for (size_t i = 0; i < numLosses; ++i) {
+      double sum = 0;
+      for (int r = 0; r < localReplicas; ++r)
+        sum += run->losses[(i / mbs * localReplicas + r) * mbs + i % mbs];
+      means[i] = float(sum / localReplicas);
+    }
+    run->losses = std::move(means);
   }
 
   // Success: commit the params and optimizer state. Replicas must agree.
@@ -371,7 +377,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     }
   }
   if (losses)
-    std::copy(run->losses.begin(), run->losses.end(), losses);
+    std::copy_n(run->losses.begin(), numLosses, losses);
   session->error.clear();
   return PIPE_RT_OK;
 }

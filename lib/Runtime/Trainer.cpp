@@ -710,9 +710,14 @@ bool Trainer::run() {
 
   const ScheduleInfo &x = m.schedules[train];
   print(format(
-      "training '%s' (%s, %d devices, %d micro-batches%s%s) from step "
+      "training '%s' (%s, %d devices, %d micro-batches%s%s%s) from step "
       "%lld to %lld",
       x.name.c_str(), x.kind.c_str(), x.devices, mbs,
+      inProcessReplicas(train) > 1
+          ? format(" each, %d data-parallel replicas on one parameter server",
+                   inProcessReplicas(train))
+                .c_str()
+          : "",
       stepsPerRun > 1 ? format(", %d steps per run", stepsPerRun).c_str() : "",
       warmup >= 0 && start < o.delayAfter
           ? format(", '%s' until step %lld", m.schedules[warmup].name.c_str(),
