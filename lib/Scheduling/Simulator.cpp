@@ -297,10 +297,16 @@ void Simulator::runHostUpdate() {
   const ScheduleAction &a = *job.action;
   const PipelineStage &stage = pipeline.stages[a.stage];
   double rate = machine.optimizerParamsPerSecond;
-  // With replicas, the ps.reduce before it sums their R pushed gradients
-  // on the same host thread: charged as R - 1 passes at the optimizer's
-  // rate, an upper bound (a sum touches fewer arrays than an update).
-  double passes = 1.0 + (pipeline.replicas - 1);
+  // With replicas, the ps.reduce before it sums their R pushed f32
+  // gradients on the same host: R passes that each read the sum and a
+  // gradient and write the sum (12 bytes a param), at the memory-bound
+  // optimizer's rate scaled by the bytes an update moves per param.
+  double passes = 1.0;
+  if (pipeline.replicas > 1)
+    passes += pipeline.replicas *
+              (machine.updateBytesPerParam > 0
+                   ? 12.0 / machine.updateBytesPerParam
+                   : 1.0);
   double end = start + (rate > 0 ? passes * stage.paramCount / rate : 0.0);
   hostOptimizerFree = end;
   report.hostOptimizerBusy += end - start;
@@ -498,8 +504,9 @@ FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
   report.totalTime = makespan;
   report.stepTime = makespan / std::max(1u, schedule.steps);
   if (makespan > 0)
+    // Every data-parallel replica trains on its own micro-batches.
     report.throughput = double(schedule.microbatches) * options.microbatchSize *
-                        schedule.steps / makespan;
+                        schedule.steps * pipeline.replicas / makespan;
   for (unsigned d = 0; d < numDevices; ++d) {
     DeviceState &state = devices[d];
     DeviceSimReport dr;

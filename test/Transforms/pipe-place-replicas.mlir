@@ -40,7 +40,32 @@
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
 // TRACE: "name":"reduce_grad @w1","cat":"collective","ph":"X","pid":0,"tid":0,"ts":{{[0-9.]+}},"dur":{{(0\.0*)?[1-9]}}
 
-// A parameter-server schedule keeps one host copy of the weights: it has
-// one replica.
-// RUN: not pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=1 stages-per-device=0 replicas=2" --pipe-schedule=kind=l2l 2>&1 | FileCheck %s --check-prefix=L2L
-// L2L: error: pipe-schedule: placement @model_placement has 2 replicas, but 'l2l' keeps weights on the host parameter server, which supports one replica
+// Replicas of a parameter-server schedule (L2L) share the one host copy of
+// the weights: each replica pushes its own gradient, pipe.ps.reduce sums
+// the replicas' pushes on the host, and one ps.update applies the sum; no
+// reduce_grad on the device.
+// RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=1 stages-per-device=0 replicas=2" "--pipe-schedule=kind=l2l microbatches=2" --pipe-verify-schedule -o %t.l2l.mlir
+// RUN: FileCheck %s --check-prefix=L2L < %t.l2l.mlir
+// L2L: pipe.placement @model_placement graph @model devices 1 {{.*}}replicas 2
+// L2L-NOT: reduce_grad
+// L2L: = pipe.ps.push @[[S:[a-z0-9_]+]]
+// L2L-NEXT: pipe.ps.reduce @[[S]]
+// L2L-NEXT: = pipe.ps.update @[[S]]
+// L2L-NOT: reduce_grad
+//
+// The verifier refuses an update of a replicated placement before the
+// replicas' gradients are summed, and the dialect a ps.reduce in a
+// placement of one replica.
+// RUN: sed -e '/pipe.ps.reduce/d' %t.l2l.mlir | not pipe-opt --pipe-verify-schedule 2>&1 | FileCheck %s --check-prefix=L2L-UNREDUCED
+// L2L-UNREDUCED: error: {{.*}}updates @s{{[0-9]+}} before a ps.reduce sums the 2 replicas' gradients of it
+// RUN: sed -e 's/ replicas 2//' %t.l2l.mlir | not pipe-opt 2>&1 | FileCheck %s --check-prefix=L2L-ONE
+// L2L-ONE: error: 'pipe.ps.reduce' op sums the replicas' gradients, but placement @model_placement has one replica
+//
+// The simulator: the replicas' loads and pushes share the one host's link,
+// and the host sums their gradients before each update, so on a host-bound
+// device model two replicas take longer per step than one (and process
+// twice the samples).
+// RUN: pipe-opt %t.l2l.mlir "--pipe-simulate=device-model=rtx2080ti-x8 report=%t.l2l2.json" -o /dev/null
+// RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=1 stages-per-device=0" "--pipe-schedule=kind=l2l microbatches=2" "--pipe-simulate=device-model=rtx2080ti-x8 report=%t.l2l1.json" -o /dev/null
+// RUN: %python -c "import json,sys; a,b=(json.load(open(p))['schedules'][0]['report'] for p in sys.argv[1:]); print('slower' if b['step_time_s'] > a['step_time_s'] else 'not slower', 'throughput x%.2f' % (b['throughput_samples_per_s'] / a['throughput_samples_per_s']))" %t.l2l1.json %t.l2l2.json | FileCheck %s --check-prefix=L2L-SIM
+// L2L-SIM: slower throughput x{{1\.9[0-9]|2\.00}}
