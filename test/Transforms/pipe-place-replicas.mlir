@@ -56,7 +56,7 @@
 // The verifier refuses an update of a replicated placement before the
 // replicas' gradients are summed, and the dialect a ps.reduce in a
 // placement of one replica.
-// RUN: sed -e '/pipe.ps.reduce/d' %t.l2l.mlir | not pipe-opt --pipe-verify-schedule 2>&1 | FileCheck %s --check-prefix=L2L-UNREDUCED
+// RUN: grep -v pipe.ps.reduce %t.l2l.mlir | not pipe-opt --pipe-verify-schedule 2>&1 | FileCheck %s --check-prefix=L2L-UNREDUCED
 // L2L-UNREDUCED: error: {{.*}}updates @s{{[0-9]+}} before a ps.reduce sums the 2 replicas' gradients of it
 // RUN: sed -e 's/ replicas 2//' %t.l2l.mlir | not pipe-opt 2>&1 | FileCheck %s --check-prefix=L2L-ONE
 // L2L-ONE: error: 'pipe.ps.reduce' op sums the replicas' gradients, but placement @model_placement has one replica
