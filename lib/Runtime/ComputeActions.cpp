@@ -481,7 +481,15 @@ int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
                                       error))
         return fail(ctx, st, what + ": " + error);
   }
-  int st = run.rendezvous.meet(key, ctx->device, local,
+  // In-process replicas: the program devices of this device's replica.
+  if (run.localReplicas > 1) {
+    local.clear();
+    for (int d : participants)
+      local.insert(run.sameReplica(ctx->device, d));
+  }
+  int st = run.rendezvous.meet({key.first, key.second,
+                                run.replicaOf(ctx->device)},
+                               ctx->device, local,
                                run.session->options.watchdog_seconds, deposit,
                                collect, error);
   if (st != PIPE_RT_OK && !error.empty())
@@ -498,7 +506,8 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
     std::lock_guard<std::mutex> lock(ds.mu);
     for (auto &[key, g] : ds.grads) {
       // Each param counted once: by the lowest device holding it.
-      if (key.second != step || *run.holders[key.first].begin() != ctx->device)
+      if (key.second != step || *run.holders[key.first].begin() !=
+                                    run.programDevice(ctx->device))
         continue;
       std::vector<unsigned char> staging;
       std::string error;
@@ -524,7 +533,7 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
           if (auto it = remote.find(d); it != remote.end())
             std::memcpy(&s, it->second.data(), sizeof(s));
           else
-            s = r.sums[d];
+            s = r.sums[run.sameReplica(ctx->device, d)];
           total += s;
         }
         return int(PIPE_RT_OK);
@@ -552,6 +561,54 @@ int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
   return PIPE_RT_OK;
 }
 
+/// sumOverReplicas for replicas in this process: every replica's copy of
+/// the device meets, and each sums the copies' gradients in replica order,
+/// as the ranks of a distributed run do (the same totals, bit for bit).
+int sumOverLocalReplicas(pipe_rt_device_ctx *ctx, int param, int step,
+                         const TypeInfo &t, const std::string &what,
+                         BufferPtr grad) {
+  RunState &run = *ctx->run;
+  DeviceState &ds = deviceOf(ctx);
+  int d = run.programDevice(ctx->device), devices = run.schedule->devices;
+  std::set<int> copies;
+  for (int r = 0; r < run.localReplicas; ++r)
+    copies.insert(r * devices + d);
+  double t0 = run.now();
+  std::string error;
+  int st = run.rendezvous.meet(
+      {param, step, -1 - d}, ctx->device, copies,
+      run.session->options.watchdog_seconds,
+      [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = grad; },
+      [&](Rendezvous::Meeting &r) {
+        if (!grad)
+          return int(PIPE_RT_OK);
+        BufferPtr total;
+        if (int st = zeros(ctx, t, what, total))
+          return st;
+        for (int copy : copies) {
+          auto it = r.grads.find(copy);
+          if (it == r.grads.end() || !it->second)
+            continue;
+          BufferPtr local;
+          if (int st = run.transfers->pullPeer(run.memory, ctx->device,
+                                               it->second, what.c_str(), local,
+                                               error))
+            return fail(ctx, st, what + ": " + error);
+          if (int st = addInto(*total, *local, t, error))
+            return fail(ctx, st, what + ": " + error);
+        }
+        std::lock_guard<std::mutex> lock(ds.mu);
+        ds.grads[{param, step}] = total;
+        return int(PIPE_RT_OK);
+      },
+      error);
+  if (st != PIPE_RT_OK)
+    return error.empty() ? st : fail(ctx, st, what + error);
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
 /// Data parallelism: the device's gradient of `param` in `step` becomes the
 /// sum of every replica's, added in replica order (the same total on every
 /// replica). Nothing to do with one replica, or where the step left the
@@ -568,6 +625,8 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
     if (it != ds.grads.end())
       grad = it->second;
   }
+  if (run.localReplicas > 1)
+    return sumOverLocalReplicas(ctx, param, step, t, what, grad);
   if (run.ranks.replicas == 1 || !grad)
     return PIPE_RT_OK;
   std::map<int, std::vector<unsigned char>> theirs;
@@ -780,7 +839,7 @@ int32_t pipe_rt_comm_grad_buffer(pipe_rt_device_ctx *ctx, int32_t param,
   std::string what;
   if (int st = describeReduce(ctx, param, step, what))
     return st;
-  if (!run.holders[param].count(ctx->device))
+  if (!run.holders[param].count(run.programDevice(ctx->device)))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": the device does not hold the param");
   DeviceState &ds = deviceOf(ctx);
@@ -850,7 +909,8 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
           if (auto it = remote.find(d); it != remote.end()) {
             if (int st = receivedBuffer(ctx, t, what, it->second, g))
               return st;
-          } else if (auto it = r.grads.find(d); it != r.grads.end()) {
+          } else if (auto it = r.grads.find(run.sameReplica(ctx->device, d));
+                     it != r.grads.end()) {
             g = it->second;
           }
           if (!g)

@@ -113,24 +113,17 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                    "stages, one step)");
   if (!inputs && !m.inputs.empty())
     return runFail(PIPE_RT_INVALID_ARGUMENT, "no inputs given");
-  // Replicas of a parameter-server schedule share the host's one copy of
-  // the weights: they run in this process, as devices of one run.
+  // Without a transport, the replicas a program was compiled for run in
+  // this process, as devices of one run. Those of a parameter-server
+  // schedule share the host's one copy of the weights: never across ranks.
   int localReplicas = 1;
-  if (sched.replicas > 1 && sched.hasPsStages()) {
-    if (session->ranks.transport)
-      return runFail(PIPE_RT_INVALID_ARGUMENT,
-                     format("its %d data-parallel replicas share the host "
-                            "parameter server, so they run in one process; "
-                            "run it without mpirun",
-                            sched.replicas));
-    for (size_t s = 0; s < m.stages.size(); ++s)
-      if (!sched.psStage[s])
-        return runFail(PIPE_RT_INVALID_ARGUMENT,
-                       "stage '" + m.stages[s].name +
-                           "' keeps its weights on the device; in-process "
-                           "data parallelism needs every stage on the "
-                           "parameter server (launch the replicas of other "
-                           "schedules as MPI ranks)");
+  if (sched.replicas > 1 && sched.hasPsStages() && session->ranks.transport) {
+    return runFail(PIPE_RT_INVALID_ARGUMENT,
+                   format("its %d data-parallel replicas share the host "
+                          "parameter server, so they run in one process; "
+                          "run it without mpirun",
+                          sched.replicas));
+  } else if (sched.replicas > 1 && !session->ranks.transport) {
     localReplicas = sched.replicas;
   } else if (!checkScheduleReplicas(sched, session->ranks.replicas,
                                     session->error)) {
@@ -200,6 +193,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       return runFail(st, std::string(backend->name()) + ": " + error);
   }
   std::unique_ptr<Communicator> channels = inProcessCommunicator(run->devs);
+  if (localReplicas > 1)
+    channels = replicaCommunicator(std::move(channels), sched.devices,
+                                   localReplicas);
   if (run->ranks.transport) {
     if (!run->memory->hostAccessible())
       return runFail(PIPE_RT_INVALID_ARGUMENT,
@@ -226,9 +222,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   for (size_t p = 0; p < m.params.size(); ++p) {
     const SessionParam &sp = session->params[p];
     std::string label = "param '" + m.params[p].name + "'";
-    for (int d : run->holders[p]) {
-      if (!run->ranks.isLocal(d))
-        continue;
+    for (int d : run->localHolders(int(p))) {
       DeviceParam &dp = run->devices[d]->params[int(p)];
       std::string error;
       if (int st = run->memory.alloc(d, sp.value.size(), label.c_str(),
@@ -325,16 +319,10 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   std::vector<int> owner(m.params.size(), -1);
   std::vector<std::vector<unsigned char>> finals(m.params.size());
   for (size_t p = 0; p < m.params.size(); ++p) {
-    const std::set<int> &holders = run->holders[p];
+    std::vector<int> holders = run->localHolders(int(p));
     if (holders.empty())
       continue;
-    for (int d : holders)
-      if (run->ranks.isLocal(d)) {
-        owner[p] = d;
-        break;
-      }
-    if (owner[p] < 0)
-      continue;
+    owner[p] = holders.front();
     int first = owner[p];
     const Buffer &v = *run->devices[first]->params[int(p)].value;
     finals[p].resize(v.bytes);
@@ -343,8 +331,6 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       return runFail(st, "reading param '" + m.params[p].name +
                              "' back: " + error);
     for (int d : holders) {
-      if (!run->ranks.isLocal(d))
-        continue;
       const Buffer &o = *run->devices[d]->params[int(p)].value;
       std::vector<unsigned char> staging;
       int st;

@@ -102,13 +102,27 @@ struct RunState {
 
   /// The session's ranks; devices of other ranks run nothing here.
   RankMap ranks;
-  /// Data-parallel replicas run in this process (a parameter-server
-  /// schedule compiled for them, run without a transport): replica r runs
-  /// the program's device d as device r * schedule->devices + d, on its
-  /// own share of the run's micro-batches.
+  /// Data-parallel replicas run in this process (a schedule compiled for
+  /// them, run without a transport): replica r runs the program's device d
+  /// as device r * schedule->devices + d, on its own share of each step's
+  /// micro-batches. `holders` and `clipDevices` name program devices.
   int localReplicas = 1;
   int replicaOf(int device) const { return device / schedule->devices; }
   int programDevice(int device) const { return device % schedule->devices; }
+  /// The device that runs program device `d` in `device`'s replica.
+  int sameReplica(int device, int d) const {
+    return replicaOf(device) * schedule->devices + d;
+  }
+  /// The devices of this process holding a copy of param `p`, lowest
+  /// first (every in-process replica's copies of its holders).
+  std::vector<int> localHolders(int p) const {
+    std::vector<int> out;
+    for (int r = 0; r < localReplicas; ++r)
+      for (int d : holders[size_t(p)])
+        if (ranks.isLocal(d))
+          out.push_back(r * schedule->devices + d);
+    return out;
+  }
   /// Replicas whose gradients every update sums (in-process or ranks).
   int totalReplicas() const { return localReplicas * ranks.replicas; }
   /// Set when a device of this rank failed: remote waits stop.

@@ -10,7 +10,7 @@
 
 using namespace pipe_rt;
 
-int Rendezvous::meet(std::pair<int, int> key, int device,
+int Rendezvous::meet(Key key, int device,
                      const std::set<int> &participants, double watchdogSeconds,
                      const std::function<void(Meeting &)> &deposit,
                      const std::function<int(Meeting &)> &collect,

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace pipe_rt {
@@ -33,13 +34,18 @@ public:
     size_t collected = 0, left = 0;
   };
 
+  /// A meeting: (param, step, group); param -1 for clipping; group: the
+  /// in-process replica whose devices meet (>= 0), or -1 - d for the
+  /// meeting of every replica's copy of program device d.
+  using Key = std::tuple<int, int, int>;
+
   /// `device` deposits into meeting `key`, waits until every device of
   /// `participants` arrived, then calls `collect` (both under the lock),
   /// waits until every one collected, drops its deposit and returns the
   /// status of its collect. Without them within `watchdogSeconds`, or when
   /// the run failed, returns PIPE_RT_TIMEOUT / PIPE_RT_ABORTED with `error`
   /// (": ..." to follow the action's name).
-  int meet(std::pair<int, int> key, int device,
+  int meet(Key key, int device,
            const std::set<int> &participants, double watchdogSeconds,
            const std::function<void(Meeting &)> &deposit,
            const std::function<int(Meeting &)> &collect, std::string &error);
@@ -52,7 +58,7 @@ private:
   std::mutex mu;
   std::condition_variable cv;
   bool failed = false;
-  std::map<std::pair<int, int>, Meeting> meetings; // (param, step); -1: clip
+  std::map<Key, Meeting> meetings;
 };
 
 } // namespace pipe_rt

@@ -270,7 +270,7 @@ bool Trainer::applyParamGroups() {
 
 int Trainer::inProcessReplicas(int schedule) const {
   const ScheduleInfo &x = m.schedules[size_t(schedule)];
-  return !s->ranks.transport && x.hasPsStages() ? x.replicas : 1;
+  return s->ranks.transport ? 1 : x.replicas;
 }
 
 bool Trainer::pickSchedules() {

@@ -53,6 +53,48 @@ pipe_rt::inProcessCommunicator(pipe_rt_devices *devs) {
   return std::make_unique<InProcessCommunicator>(devs);
 }
 
+namespace {
+/// In-process replicas send the same (kind, stages, micro-batch, step)
+/// messages: each replica's go on its own channels, the step's key being
+/// step x replicas + replica (what a channel's errors then print).
+class ReplicaCommunicator final : public Communicator {
+public:
+  ReplicaCommunicator(std::unique_ptr<Communicator> inner, int devices,
+                      int replicas)
+      : inner(std::move(inner)), devices(devices), replicas(replicas) {}
+  int send(int device, const pipe_rt_channel_key &key, const void *payload,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    return inner->send(device, ofReplica(device, key), payload, bytes, token,
+                       error);
+  }
+  int recv(int device, const pipe_rt_channel_key &key, void *target,
+           uint64_t bytes, pipe_rt_token &token, std::string &error) override {
+    return inner->recv(device, ofReplica(device, key), target, bytes, token,
+                       error);
+  }
+  int wait(int device, pipe_rt_token token, std::string &error) override {
+    return inner->wait(device, token, error);
+  }
+
+private:
+  pipe_rt_channel_key ofReplica(int device,
+                                const pipe_rt_channel_key &key) const {
+    pipe_rt_channel_key k = key;
+    k.step = key.step * replicas + device / devices;
+    return k;
+  }
+  std::unique_ptr<Communicator> inner;
+  int devices, replicas;
+};
+} // namespace
+
+std::unique_ptr<Communicator>
+pipe_rt::replicaCommunicator(std::unique_ptr<Communicator> inner, int devices,
+                             int replicas) {
+  return std::make_unique<ReplicaCommunicator>(std::move(inner), devices,
+                                               replicas);
+}
+
 //===----------------------------------------------------------------------===//
 // The room
 //===----------------------------------------------------------------------===//
@@ -356,9 +398,7 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
                              what, values))
     return st;
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
-  posted.peerDevice =
-      ctx->run->replicaOf(ctx->device) * ctx->run->schedule->devices +
-      m.stages[dst].device;
+  posted.peerDevice = m.stages[dst].device; // a device of the program
   DeviceState &ds = deviceOf(ctx);
   std::vector<unsigned char> &payload = posted.payload;
   // By reference: the buffers themselves (null: zeros), the payload being
@@ -421,7 +461,9 @@ int64_t pipe_rt_comm_send(pipe_rt_comm *comm, const void *buffer, int64_t count,
   RunState &run = *ctx->run;
   std::shared_ptr<PendingToken> t = std::move(posted.token);
   t->start = run.now();
-  t->link = run.tracing() ? run.linkIndex(ctx->device, peer) : -1;
+  t->link = run.tracing()
+                ? run.linkIndex(ctx->device, run.sameReplica(ctx->device, peer))
+                : -1;
   std::string error;
   if (int st = run.transfers->channels().send(
           ctx->device, posted.key, posted.payload.data(), posted.payload.size(),
@@ -446,9 +488,7 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
                              t->what, values))
     return st;
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
-  posted.peerDevice =
-      ctx->run->replicaOf(ctx->device) * ctx->run->schedule->devices +
-      m.stages[src].device;
+  posted.peerDevice = m.stages[src].device; // a device of the program
   std::string error;
   if (run.transfers->byReference()) {
     t->inFlightId = std::make_shared<uint64_t>(0);

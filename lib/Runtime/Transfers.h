@@ -52,6 +52,12 @@ public:
 /// The channels of the simulated devices (pipe_rt_send/recv/wait): every
 /// device of the run in this process.
 std::unique_ptr<Communicator> inProcessCommunicator(pipe_rt_devices *devs);
+/// `inner`'s channels for `replicas` in-process replicas of a program of
+/// `devices` devices (device r * devices + d is replica r's device d): each
+/// replica's messages on channels of their own.
+std::unique_ptr<Communicator>
+replicaCommunicator(std::unique_ptr<Communicator> inner, int devices,
+                    int replicas);
 
 /// An asynchronous action waiting for pipe_rt_act_wait.
 struct PendingToken {

@@ -43,19 +43,25 @@
 // RUN: %mpirun -np 4 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --checkpoint %t/mb4.ckpt --resume --log-json %t/grown.jsonl --save-weights %t/grown.st | FileCheck %s --check-prefix=RESUMED4
 // RUN: %python %S/Inputs/same-run.py %t/mb4.jsonl %t/grown.jsonl %t/mb4.st %t/grown.st 1e-5 1e-7 | FileCheck %s
 //
+// The same program run in one process (its 2 x 2 devices as threads, the
+// replicas' gradients summed in replica order as the ranks sum them)
+// equals the 4-rank run bit for bit, with clipping too.
+// RUN: pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/inproc.jsonl --save-weights %t/inproc.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/inproc.jsonl %t/dp.st %t/inproc.st | FileCheck %s --check-prefix=BITS
+// RUN: pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --clip 0.05 --log-json %t/inproc-clip.jsonl --save-weights %t/inproc-clip.st
+// RUN: %python %S/Inputs/same-run.py %t/dp-clip.jsonl %t/inproc-clip.jsonl %t/dp-clip.st %t/inproc-clip.st | FileCheck %s --check-prefix=BITS
+// BITS: same: 5 steps, 28 tensors, bit for bit
+//
 // The replica count must divide the ranks, and be the program's: a
-// one-replica program is not run as two, a two-replica one not in one
-// process.
+// one-replica program is not run as two.
 // RUN: not %mpirun -np 3 pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not %mpirun -np 4 pipe-runner %t/mb4.so --weights %t/w0 --data %t/data.safetensors --steps 1 --data-parallel 2 2>&1 | FileCheck %s --check-prefix=ONEREPLICA
-// RUN: not pipe-runner %t/dp.so --weights %t/w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=ONEPROCESS
 
 // TRAIN: step 5/5
 // CHECK: same: 5 steps, 28 tensors, within rtol 1e-05 atol 1e-07
 // RANKS: ranks: 4 processes, each ran only its own devices and sent bytes
 // BAD: 3 ranks do not make 2 data-parallel replicas
 // ONEREPLICA: --data-parallel 2: the program was compiled for 1 replica(s) (pipe-opt --pipe-place=replicas=R, pipe-train --data-parallel R)
-// ONEPROCESS: the program was compiled for 2 data-parallel replicas, which run as MPI ranks: launch it with mpirun
 // RESUMED: resumed from {{.*}}dp.ckpt at step 3
 // RESUMED4: resumed from {{.*}}mb4.ckpt at step 3
 // CURSOR: dp.ckpt: trainer.data_cursor is 12: 3 steps of schedule '{{.*}}' consume 6 micro-batches (2 each); not a checkpoint of this program and schedule

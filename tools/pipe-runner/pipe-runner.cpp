@@ -340,30 +340,23 @@ int main(int argc, char **argv) {
   int compiledReplicas = pipe_rt::programReplicas(session);
   // Replicas of a parameter-server schedule share this host's weights:
   // they run in this process.
-  bool inProcessReplicas = pipe_rt::replicasShareParameterServer(session);
+  bool sharedServer = pipe_rt::replicasShareParameterServer(session);
   if (replicas == 0)
     replicas = compiledReplicas;
-  if (inProcessReplicas && transportName == "mpi") {
+  if (sharedServer && transportName == "mpi") {
     pipe_rt_session_destroy(session);
     return die(artifact + ": the program's " + std::to_string(replicas) +
                    " data-parallel replicas share the host parameter server "
                    "and run in one process: run it without mpirun",
                pipe_rt::ExitUsage);
   }
-  if (replicas != compiledReplicas ||
-      (replicas > 1 && transportName != "mpi" && !inProcessReplicas)) {
+  if (replicas != compiledReplicas) {
     pipe_rt_session_destroy(session);
-    return die(artifact + ": " +
-                   (replicas != compiledReplicas
-                        ? "--data-parallel " + std::to_string(replicas) +
-                              ": the program was compiled for " +
-                              std::to_string(compiledReplicas) +
-                              " replica(s) (pipe-opt --pipe-place=replicas=R, "
-                              "pipe-train --data-parallel R)"
-                        : "the program was compiled for " +
-                              std::to_string(replicas) +
-                              " data-parallel replicas, which run as MPI "
-                              "ranks: launch it with mpirun"),
+    return die(artifact + ": --data-parallel " + std::to_string(replicas) +
+                   ": the program was compiled for " +
+                   std::to_string(compiledReplicas) +
+                   " replica(s) (pipe-opt --pipe-place=replicas=R, "
+                   "pipe-train --data-parallel R)",
                pipe_rt::ExitUsage);
   }
 #ifdef PIPE_RUNNER_MPI

@@ -141,9 +141,10 @@ Output:
                          process per device): mpirun -np N pipe-runner
                          with the artifact (docs/distributed.md)
   --data-parallel R      R replicas of the pipeline, each on its share of
-                         the micro-batches: with --ranks, each on ranks/R
-                         ranks; with --schedule l2l, R devices in this
-                         process streaming from one parameter server
+                         every step's micro-batches (--batch is per
+                         replica): in this process, or with --ranks each on
+                         ranks/R ranks; under l2l, R devices streaming from
+                         one parameter server (in this process only)
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -894,12 +895,6 @@ int main(int argc, char **argv) {
   bool parameterServer = pipe::getScheduleTraits(flags.schedule)
                              .value_or(pipe::ScheduleTraits())
                              .parameterServer;
-  if (flags.dataParallel > 1 && flags.ranks == 0 && !parameterServer)
-    return fail("--data-parallel: the replicas of --schedule " +
-                    flags.schedule +
-                    " run as MPI ranks; give --ranks N (N = replicas x "
-                    "devices)",
-                pipe_rt::ExitUsage);
   if (flags.ranks > 0 && parameterServer)
     return fail("--ranks: --schedule " + flags.schedule +
                     " keeps the weights on this host's parameter server, so "

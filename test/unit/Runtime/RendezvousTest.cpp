@@ -17,7 +17,7 @@ namespace {
 int meetSum(Rendezvous &r, int d, double value, double watchdog, double &sum,
             std::string &error, int param = 0) {
   return r.meet(
-      {param, 0}, d, {0, 1}, watchdog,
+      {param, 0, 0}, d, {0, 1}, watchdog,
       [&](Rendezvous::Meeting &m) { m.sums[d] = value; },
       [&](Rendezvous::Meeting &m) {
         sum = 0;
