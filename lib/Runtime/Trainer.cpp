@@ -714,8 +714,9 @@ bool Trainer::run() {
       "%lld to %lld",
       x.name.c_str(), x.kind.c_str(), x.devices, mbs,
       inProcessReplicas(train) > 1
-          ? format(" each, %d data-parallel replicas on one parameter server",
-                   inProcessReplicas(train))
+          ? format(" each, %d data-parallel replicas in this process%s",
+                   inProcessReplicas(train),
+                   x.hasPsStages() ? " on one parameter server" : "")
                 .c_str()
           : "",
       stepsPerRun > 1 ? format(", %d steps per run", stepsPerRun).c_str() : "",

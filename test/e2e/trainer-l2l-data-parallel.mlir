@@ -12,7 +12,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: for i in $(seq 1 120); do echo "line $i: two devices stream the same layers from one host."; done > %t/data.txt
 // RUN: pipe-train --schedule l2l --data-parallel 2 --batch 4 --microbatches 2 --layers 2 --d-model 16 --heads 2 --ff 32 --seq 8 -O 0 --data %t/data.txt --steps 5 --eval-every 5 --eval-batches 2 --optimizer sgd --lr 0.1 --lr-schedule constant --warmup 0 --log-json %t/dp.jsonl --save-weights %t/dp.st --emit-scheduled %t/dp.mlir | FileCheck %s --check-prefix=TRAIN
-// TRAIN: training '{{.*}}_l2l' (l2l, 1 devices, 2 micro-batches each, 2 data-parallel replicas on one parameter server) from step 0 to 5
+// TRAIN: training '{{.*}}_l2l' (l2l, 1 devices, 2 micro-batches each, 2 data-parallel replicas in this process on one parameter server) from step 0 to 5
 // TRAIN: eval step 5: loss {{.*}} (8 micro-batches)
 // RUN: pipe-train --schedule l2l --batch 8 --microbatches 4 --layers 2 --d-model 16 --heads 2 --ff 32 --seq 8 -O 0 --data %t/data.txt --steps 5 --eval-every 5 --eval-batches 1 --optimizer sgd --lr 0.1 --lr-schedule constant --warmup 0 --log-json %t/one.jsonl --save-weights %t/one.st
 // RUN: %python %S/../Distributed/Inputs/same-run.py %t/one.jsonl %t/dp.jsonl %t/one.st %t/dp.st 1e-5 1e-7 | FileCheck %s --check-prefix=SAME
@@ -38,7 +38,7 @@
 // RUN: %python %S/../Distributed/Inputs/same-run.py %t/dp.jsonl %t/resumed.jsonl %t/dp.st %t/resumed.st | FileCheck %s --check-prefix=BITS
 // RUN: pipe-compile %t/dp.mlir -o %t/dp.so --weights %t/w0.st -O 0
 // RUN: pipe-runner %t/dp.so --weights %t/w0.st --data %t/data.txt --steps 5 --eval-every 0 --optimizer sgd --lr 0.1 --lr-schedule constant --warmup 0 --log-json %t/runner.jsonl --save-weights %t/runner.st | FileCheck %s --check-prefix=RUNNER
-// RUNNER: 2 data-parallel replicas on one parameter server
+// RUNNER: 2 data-parallel replicas in this process on one parameter server
 // RUN: %python %S/../Distributed/Inputs/same-run.py %t/dp.jsonl %t/runner.jsonl %t/dp.st %t/runner.st | FileCheck %s --check-prefix=BITS
 //
 // Overlapped and delayed host updates keep their meaning with replicas.
