@@ -117,12 +117,13 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   // this process, as devices of one run. Those of a parameter-server
   // schedule share the host's one copy of the weights: never across ranks.
   int localReplicas = 1;
-  if (sched.replicas > 1 && sched.hasPsStages() && session->ranks.transport) {
+  if (sched.replicas > 1 && sched.hasPsStages() && session->ranks.transport &&
+      session->ranks.ranksPerReplica != 1) {
     return runFail(PIPE_RT_INVALID_ARGUMENT,
-                   format("its %d data-parallel replicas share the host "
-                          "parameter server, so they run in one process; "
-                          "run it without mpirun",
-                          sched.replicas));
+                   format("its %d data-parallel replicas each keep their "
+                          "weights on their rank's parameter server, so each "
+                          "runs on one rank: launch %d ranks",
+                          sched.replicas, sched.replicas));
   } else if (sched.replicas > 1 && !session->ranks.transport) {
     localReplicas = sched.replicas;
   } else if (!checkScheduleReplicas(sched, session->ranks.replicas,

@@ -10,6 +10,7 @@
 #include "Actions.h"
 #include "Bf16.h"
 #include "Format.h"
+#include "Ranks.h"
 
 #include <algorithm>
 #include <atomic>
@@ -75,6 +76,8 @@ int ParameterServer::start(RunState &run, std::string &error) {
   pipe_rt_session &session = *run.session;
   const Manifest &m = *run.m;
   queue = std::make_unique<JobQueue>();
+  if (run.ranks.replicas > 1)
+    rankQueue = std::make_unique<JobQueue>();
   std::vector<NarrowSpan> spans;
   for (size_t p = 0; p < held.size(); ++p) {
     if (!held[p])
@@ -148,6 +151,65 @@ void ParameterServer::clear() {
   shadows.clear();
   grads.clear(); // pushed but not consumed: a failed run
   joints.clear();
+  rankReduces.clear();
+}
+
+int ParameterServer::reduceAcrossRanks(RunState &run, int pid, int step,
+                                       std::string &error) {
+  std::vector<float> mine;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = grads.find({pid, 0});
+    if (it == grads.end())
+      return PIPE_RT_OK; // no gradient this step, on every rank alike
+    const Gradient &g = it->second;
+    if (g.pushed) {
+      size_t n = g.pushed->bytes / (g.bf16 ? 2 : 4);
+      mine.assign(n, 0.0f);
+      addPushed(mine.data(), *g.pushed, g.bf16, int64_t(n));
+    } else {
+      mine = g.sum;
+    }
+  }
+  // The ps stages' device: every rank runs it (one replica each).
+  int device = run.m->stages[size_t(run.m->paramReaders[pid].front())].device;
+  std::map<int, std::vector<unsigned char>> theirs;
+  uint64_t bytes = mine.size() * sizeof(float);
+  if (int st = exchangeWithReplicas(run, device, pid, step, mine.data(), bytes,
+                                    theirs, error))
+    return st;
+  std::vector<float> total(mine.size(), 0.0f);
+  for (int q = 0; q < run.ranks.replicas; ++q) {
+    const float *g = mine.data();
+    if (q != run.ranks.replica()) {
+      if (theirs[q].size() != bytes) {
+        error = "replica " + std::to_string(q) + " sent " +
+                std::to_string(theirs[q].size()) + " bytes of the gradient of '" +
+                run.m->params[pid].name + "', not " + std::to_string(bytes);
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
+      g = reinterpret_cast<const float *>(theirs[q].data());
+    }
+    for (size_t i = 0; i < total.size(); ++i)
+      total[i] += g[i];
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  Gradient &g = grads[{pid, 0}];
+  g.pushed.reset();
+  g.sum = std::move(total);
+  return PIPE_RT_OK;
+}
+
+void ParameterServer::rankReduced(int stage, int step,
+                                  const JobQueue::JobPtr &job) {
+  std::lock_guard<std::mutex> lock(mu);
+  rankReduces[{stage, step}] = job;
+}
+
+JobQueue::JobPtr ParameterServer::rankReduceOf(int stage, int step) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = rankReduces.find({stage, step});
+  return it == rankReduces.end() ? nullptr : it->second;
 }
 
 int ParameterServer::updatesFor(const std::vector<int> &pids, int replica,
@@ -775,6 +837,17 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
   std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned, replica);
   std::vector<JobQueue::Pending> after = pushes;
   after.insert(after.end(), loads.begin(), loads.end());
+  if (run->ranks.replicas > 1) {
+    // Each rank's replica pushed its own gradient: the update applies
+    // their sum.
+    JobQueue::JobPtr reduce = run->ps.rankReduceOf(stage, step);
+    if (!reduce)
+      return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                   what + ": the replicas' gradients are not reduced: a "
+                          "ps.reduce of the stage and step must come before "
+                          "the update");
+    after.push_back({&run->ps.rankReduceQueue(), reduce});
+  }
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
@@ -800,11 +873,34 @@ int32_t pipe_rt_act_ps_reduce(pipe_rt_device_ctx *ctx, int32_t stage,
   if (int st = checkPsStage(ctx, what, stage, step))
     return st;
   RunState *run = ctx->run;
-  if (run->ps.replicaCount() == 1)
+  if (run->totalReplicas() == 1)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                what + ": the run has one data-parallel replica in this "
-                       "process, so there are no replicas' gradients to sum");
+                what + ": the run has one data-parallel replica, so there "
+                       "are no replicas' gradients to sum");
   std::vector<int> owned = updatedParams(*run, stage);
+  if (run->ps.replicaCount() == 1) {
+    // One replica per rank: the ranks exchange what their replica pushed,
+    // in program order on a FIFO queue of their own; no dependence is
+    // registered with the queue, so it runs every reduce in turn, which
+    // first waits for its pushes.
+    std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned, 0);
+    JobQueue::JobPtr job = run->ps.rankReduceQueue().submit(
+        [run, owned, pushes, step, what](std::string &error) {
+          double t0 = run->now();
+          if (int st = waitFor(pushes)) {
+            error = "a ps.push of these params failed";
+            return st;
+          }
+          for (int pid : owned)
+            if (int st = run->ps.reduceAcrossRanks(*run, pid, step, error))
+              return st;
+          run->traceEvent(traceName(what), "host", TrackKind::Host, 0, t0,
+                          run->now());
+          return int(PIPE_RT_OK);
+        });
+    run->ps.rankReduced(stage, step, job);
+    return PIPE_RT_OK;
+  }
   std::vector<JobQueue::Pending> pushes =
       run->ps.takePushes(owned, run->replicaOf(ctx->device));
   JobQueue::JobPtr job;

@@ -68,7 +68,10 @@ public:
   /// page-locks the other masters for the run.
   int start(RunState &run, std::string &error);
   /// Runs the queued updates, then stops the host queue.
-  void drain() { queue.reset(); }
+  void drain() {
+    rankQueue.reset();
+    queue.reset();
+  }
   /// Unlocks the pages start() locked.
   void finish(RunState &run);
   /// After a successful run: param `pid`'s latest weights and state become
@@ -125,6 +128,19 @@ public:
            const std::function<JobQueue::JobPtr(Deps)> &create,
            const std::vector<JobQueue::Pending> &deps, JobQueue::JobPtr &job,
            std::string &error);
+  /// Data parallelism across ranks (one replica per rank, each with its
+  /// own server): the queue of the reduces, which exchange the ranks'
+  /// gradients. FIFO, so every rank exchanges in program order (a blocking
+  /// exchange out of order would deadlock two ranks).
+  JobQueue &rankReduceQueue() { return *rankQueue; }
+  /// `replica`'s gradient of `pid` (what it pushed; its only replica in
+  /// this process) becomes the sum of every rank's, in replica order.
+  int reduceAcrossRanks(RunState &run, int pid, int step, std::string &error);
+  /// The rank reduce of `stage` in `step`, which its update waits for;
+  /// null when none was issued.
+  void rankReduced(int stage, int step, const JobQueue::JobPtr &job);
+  JobQueue::JobPtr rankReduceOf(int stage, int step);
+
   /// The run failed: joint jobs not every replica joined fail at once,
   /// releasing the devices that wait for them.
   void abandonJoints();
@@ -193,6 +209,8 @@ private:
     std::vector<bool> reduced, updated; // per replica
   };
   std::map<std::pair<int, int>, Joint> joints; // (stage, step)
+  std::unique_ptr<JobQueue> rankQueue;
+  std::map<std::pair<int, int>, JobQueue::JobPtr> rankReduces;
   /// (param, replica) -> the ps.updates of the param that replica issued:
   /// its next latest-version load waits for the last of them.
   std::map<std::pair<int, int>, size_t> issuedUpdates;

@@ -385,12 +385,16 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                    : "");
     return false;
   }
-  if (t.size() > 1)
+  // A parameter server serves the devices of its process: each rank must
+  // run whole replicas (one replica per rank; their ps.reduce exchanges the
+  // ranks' gradients).
+  if (ranks.ranksPerReplica > 1)
     for (bool ps : sched.psStage)
       if (ps) {
-        error = format("schedule '%s' has parameter-server stages, which run "
-                       "in one process: launch one rank",
-                       sched.name.c_str());
+        error = format("schedule '%s' has parameter-server stages, whose "
+                       "server serves the devices of its own process: "
+                       "launch one rank per replica (%d)",
+                       sched.name.c_str(), sched.replicas);
         return false;
       }
   if (!transferTags(m, sched, t.maxTag()).fits ||
@@ -571,13 +575,6 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
 //===----------------------------------------------------------------------===//
 // Attaching a session
 //===----------------------------------------------------------------------===//
-
-bool pipe_rt::replicasShareParameterServer(const pipe_rt_session *session) {
-  for (const ScheduleInfo &sched : session->manifest.schedules)
-    if (sched.replicas > 1 && sched.hasPsStages())
-      return true;
-  return false;
-}
 
 int pipe_rt::programReplicas(const pipe_rt_session *session) {
   int replicas = 1;

@@ -175,6 +175,8 @@ private:
   /// in-process replicas of a parameter-server schedule), and the
   /// in-process replicas of the evaluation schedule.
   int replicas = 1, evalReplicas = 1;
+  /// A rank's replica's inputs of a run (its share of every step's).
+  std::vector<const void *> rankShare;
   int inProcessReplicas(int schedule) const;
   std::vector<InputSpec> inputs;
   std::unique_ptr<TrainingData> data;
@@ -758,10 +760,18 @@ bool Trainer::run() {
       lrs.push_back(learningRate(o, step + k));
     pipe_rt_session_set_step_lrs(s, lrs.data(), runSteps);
     float lr = lrs.back(); // the progress line reports the run's last step
-    // Every replica draws the whole step's micro-batches and takes its own.
+    // Every replica draws the run's micro-batches and takes its share of
+    // each step's: step k's R x M micro-batches in replica order, as
+    // in-process replicas take them (ComputeActions.cpp).
     const void *const *in = data->train(cursor, perRun * replicas);
-    if (in)
-      in += size_t(o.replica) * size_t(perRun) * numInputs;
+    if (in && o.replicas > 1) {
+      rankShare.resize(size_t(perRun) * numInputs);
+      size_t perStep = size_t(mbs) * numInputs;
+      for (int k = 0; k < runSteps; ++k)
+        std::copy_n(in + (size_t(k) * o.replicas + o.replica) * perStep,
+                    perStep, rankShare.begin() + size_t(k) * perStep);
+      in = rankShare.data();
+    }
     if (profiling && !profileMarked && step - start >= profileSkip) {
       pipe_rt_session_profile_mark(s);
       profileMarked = true;

@@ -52,11 +52,14 @@
 // RUN: %python %S/Inputs/same-run.py %t/dp-clip.jsonl %t/inproc-clip.jsonl %t/dp-clip.st %t/inproc-clip.st | FileCheck %s --check-prefix=BITS
 // BITS: same: 5 steps, 28 tensors, bit for bit
 //
-// So does pipedream-async (stale weights, 5 steps per pipeline fill).
+// So does pipedream-async (stale weights, 5 steps per pipeline fill), on
+// 20 distinct micro-batches: each replica takes its share of every step's
+// micro-batches, in ranks as in one process.
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=pipedream-async microbatches=2 steps=5 weights=stale" -o %t/async.mlir
 // RUN: pipe-compile %t/async.mlir -o %t/async.so -O 0
-// RUN: %mpirun -np 4 pipe-runner %t/async.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/async-ranks.jsonl --save-weights %t/async-ranks.st
-// RUN: pipe-runner %t/async.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/async-inproc.jsonl --save-weights %t/async-inproc.st
+// RUN: %python %S/../e2e/Inputs/make-data.py %t/data20.safetensors input0:I64:20x2x16:64 input1:I64:20x2x16:61
+// RUN: %mpirun -np 4 pipe-runner %t/async.so --weights %t/w0 --data %t/data20.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/async-ranks.jsonl --save-weights %t/async-ranks.st
+// RUN: pipe-runner %t/async.so --weights %t/w0 --data %t/data20.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/async-inproc.jsonl --save-weights %t/async-inproc.st
 // RUN: %python %S/Inputs/same-run.py %t/async-ranks.jsonl %t/async-inproc.jsonl %t/async-ranks.st %t/async-inproc.st | FileCheck %s --check-prefix=BITS
 //
 // The replica count must divide the ranks, and be the program's: a

@@ -47,9 +47,9 @@
 // RUN: %python %S/../Distributed/Inputs/same-run.py %t/one-delayed.jsonl %t/dp-delayed.jsonl %t/one-delayed.st %t/dp-delayed.st 1e-5 1e-7 | FileCheck %s --check-prefix=STEPS4
 // STEPS4: same: 4 steps, {{[0-9]+}} tensors, within rtol 1e-05 atol 1e-07
 //
-// Asking for devices instead of replicas, or for MPI ranks, says what to
-// change.
+// Asking for devices instead of replicas, or for more ranks than replicas
+// (each rank runs one replica on its own server), says what to change.
 // RUN: not pipe-train --schedule l2l --devices 2 --steps 1 2>&1 | FileCheck %s --check-prefix=DEVICES
 // DEVICES: --devices 2: --schedule l2l runs one device per replica {{.*}}use --data-parallel 2 instead of --devices
-// RUN: not pipe-train --schedule l2l --data-parallel 2 --ranks 2 --steps 1 2>&1 | FileCheck %s --check-prefix=RANKS
-// RANKS: --ranks: --schedule l2l keeps the weights on this host's parameter server, so its replicas run in this process; use --data-parallel R without --ranks
+// RUN: not pipe-train --schedule l2l --data-parallel 2 --ranks 4 --steps 1 2>&1 | FileCheck %s --check-prefix=RANKS
+// RANKS: --ranks 4: under --schedule l2l each rank runs one data-parallel replica on its own parameter server; give --data-parallel 4

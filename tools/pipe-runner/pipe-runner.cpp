@@ -338,18 +338,8 @@ int main(int argc, char **argv) {
   pipe_rt::TrainerOptions training = flags.options;
   std::shared_ptr<pipe_rt::Transport> transport;
   int compiledReplicas = pipe_rt::programReplicas(session);
-  // Replicas of a parameter-server schedule share this host's weights:
-  // they run in this process.
-  bool sharedServer = pipe_rt::replicasShareParameterServer(session);
   if (replicas == 0)
     replicas = compiledReplicas;
-  if (sharedServer && transportName == "mpi") {
-    pipe_rt_session_destroy(session);
-    return die(artifact + ": the program's " + std::to_string(replicas) +
-                   " data-parallel replicas share the host parameter server "
-                   "and run in one process: run it without mpirun",
-               pipe_rt::ExitUsage);
-  }
   if (replicas != compiledReplicas) {
     pipe_rt_session_destroy(session);
     return die(artifact + ": --data-parallel " + std::to_string(replicas) +

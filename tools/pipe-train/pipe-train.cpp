@@ -144,7 +144,8 @@ Output:
                          every step's micro-batches (--batch is per
                          replica): in this process, or with --ranks each on
                          ranks/R ranks; under l2l, R devices streaming from
-                         one parameter server (in this process only)
+                         one parameter server, or with --ranks R one per
+                         rank, each rank's from its own
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -895,11 +896,14 @@ int main(int argc, char **argv) {
   bool parameterServer = pipe::getScheduleTraits(flags.schedule)
                              .value_or(pipe::ScheduleTraits())
                              .parameterServer;
-  if (flags.ranks > 0 && parameterServer)
-    return fail("--ranks: --schedule " + flags.schedule +
-                    " keeps the weights on this host's parameter server, so "
-                    "its replicas run in this process; use --data-parallel "
-                    "R without --ranks",
+  if (flags.ranks > 0 && parameterServer && flags.ranks != flags.dataParallel)
+    return fail("--ranks " + std::to_string(flags.ranks) + ": under --schedule " +
+                    flags.schedule +
+                    " each rank runs one data-parallel replica on its own "
+                    "parameter server; give --data-parallel " +
+                    std::to_string(flags.ranks) +
+                    " (or --data-parallel R without --ranks: R devices on "
+                    "this host's server)",
                 pipe_rt::ExitUsage);
   if (flags.ranks > 0 && flags.target == "cuda")
     return fail("--ranks: GPU runs across ranks need a GPU transport "

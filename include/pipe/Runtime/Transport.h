@@ -68,10 +68,6 @@ public:
 /// The data-parallel replicas the program was compiled for (its schedules'
 /// `replicas` record, pipe.placement replicas in the IR; 1 without).
 int programReplicas(const pipe_rt_session *session);
-/// Whether the program's data-parallel replicas run in one process: a
-/// parameter-server schedule compiled for several replicas, which share the
-/// host's copy of the weights.
-bool replicasShareParameterServer(const pipe_rt_session *session);
 
 /// Makes `session` one rank of a distributed run over `transport`: rank r
 /// executes devices [r * devicesPerRank, (r + 1) * devicesPerRank) of every
