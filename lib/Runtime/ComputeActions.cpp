@@ -228,9 +228,9 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
           if (int st = run.memory.alloc(ctx->device, t.bytes(), "graph input",
                                         b, error))
             return fail(ctx, st, what + ": " + error);
-          const void *src = run.inputs[microbatchIndex(run, ctx, step, mb) *
-                                           m.inputs.size() +
-                                       k];
+          const void *src =
+              run.inputs[microbatchIndex(run, ctx, step, mb) * m.inputs.size() +
+                         k];
           if (!src)
             return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                         what + format(": graph input %d is null", k));
@@ -294,8 +294,8 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
           return fail(ctx, st, what + ": " + error);
         // A mean over every replica's micro-batches: the replicas' summed
         // gradients are then the whole step's.
-        float seedValue = float(m.lossSeed / (run.schedule->microbatches *
-                                              run.totalReplicas()));
+        float seedValue = float(
+            m.lossSeed / (run.schedule->microbatches * run.totalReplicas()));
         if (int st =
                 run.memory.toDevice(Lane::Compute, *seed, &seedValue, 4, error))
           return fail(ctx, st, what + ": loss seed: " + error);
@@ -487,11 +487,9 @@ int rendezvous(pipe_rt_device_ctx *ctx, std::pair<int, int> key,
     for (int d : participants)
       local.insert(run.sameReplica(ctx->device, d));
   }
-  int st = run.rendezvous.meet({key.first, key.second,
-                                run.replicaOf(ctx->device)},
-                               ctx->device, local,
-                               run.session->options.watchdog_seconds, deposit,
-                               collect, error);
+  int st = run.rendezvous.meet(
+      {key.first, key.second, run.replicaOf(ctx->device)}, ctx->device, local,
+      run.session->options.watchdog_seconds, deposit, collect, error);
   if (st != PIPE_RT_OK && !error.empty())
     return fail(ctx, st, what + error);
   return st;
@@ -506,8 +504,8 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
     std::lock_guard<std::mutex> lock(ds.mu);
     for (auto &[key, g] : ds.grads) {
       // Each param counted once: by the lowest device holding it.
-      if (key.second != step || *run.holders[key.first].begin() !=
-                                    run.programDevice(ctx->device))
+      if (key.second != step ||
+          *run.holders[key.first].begin() != run.programDevice(ctx->device))
         continue;
       std::vector<unsigned char> staging;
       std::string error;
@@ -590,9 +588,9 @@ int sumOverLocalReplicas(pipe_rt_device_ctx *ctx, int param, int step,
           if (it == r.grads.end() || !it->second)
             continue;
           BufferPtr local;
-          if (int st = run.transfers->pullPeer(run.memory, ctx->device,
-                                               it->second, what.c_str(), local,
-                                               error))
+          if (int st =
+                  run.transfers->pullPeer(run.memory, ctx->device, it->second,
+                                          what.c_str(), local, error))
             return fail(ctx, st, what + ": " + error);
           if (int st = addInto(*total, *local, t, error))
             return fail(ctx, st, what + ": " + error);

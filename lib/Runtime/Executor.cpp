@@ -188,15 +188,14 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
   {
     std::string error;
-    if (int st =
-            run->memory.create(*backend, run->devs, slots, caps.data(),
-                               session->options.watchdog_seconds, error))
+    if (int st = run->memory.create(*backend, run->devs, slots, caps.data(),
+                                    session->options.watchdog_seconds, error))
       return runFail(st, std::string(backend->name()) + ": " + error);
   }
   std::unique_ptr<Communicator> channels = inProcessCommunicator(run->devs);
   if (localReplicas > 1)
-    channels = replicaCommunicator(std::move(channels), sched.devices,
-                                   localReplicas);
+    channels =
+        replicaCommunicator(std::move(channels), sched.devices, localReplicas);
   if (run->ranks.transport) {
     if (!run->memory->hostAccessible())
       return runFail(PIPE_RT_INVALID_ARGUMENT,
@@ -207,8 +206,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                                 session->options.watchdog_seconds,
                                 run->failed);
   }
-  run->transfers = std::make_unique<Transfers>(
-      slots, std::move(channels), !run->memory->hostAccessible());
+  run->transfers = std::make_unique<Transfers>(slots, std::move(channels),
+                                               !run->memory->hostAccessible());
   run->deviceOptState.resize(slots);
   for (int d = 0; d < slots; ++d) {
     auto ds = std::make_unique<DeviceState>();
@@ -289,16 +288,16 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   if (m.lossValue >= 0)
     for (size_t i = 0; i < run->lossSeen.size(); ++i)
       if (!run->lossSeen[i])
-        return runFail(PIPE_RT_INVALID_ARGUMENT,
-                       format("no loss computed for step %d mb %d%s",
-                              int(i / sched.microbatches / localReplicas),
-                              int(i % sched.microbatches),
-                              localReplicas > 1
-                                  ? format(" of replica %d",
-                                           int(i / sched.microbatches %
-                                               localReplicas))
-                                        .c_str()
-                                  : ""));
+        return runFail(
+            PIPE_RT_INVALID_ARGUMENT,
+            format("no loss computed for step %d mb %d%s",
+                   int(i / sched.microbatches / localReplicas),
+                   int(i % sched.microbatches),
+                   localReplicas > 1
+                       ? format(" of replica %d",
+                                int(i / sched.microbatches % localReplicas))
+                             .c_str()
+                       : ""));
   // In-process replicas: each slot reports the mean over the replicas of
   // that micro-batch of the step, as ranks agree on it (Ranks.cpp).
   if (localReplicas > 1) {

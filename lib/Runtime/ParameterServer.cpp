@@ -184,8 +184,9 @@ int ParameterServer::reduceAcrossRanks(RunState &run, int pid, int step,
     if (q != run.ranks.replica()) {
       if (theirs[q].size() != bytes) {
         error = "replica " + std::to_string(q) + " sent " +
-                std::to_string(theirs[q].size()) + " bytes of the gradient of '" +
-                run.m->params[pid].name + "', not " + std::to_string(bytes);
+                std::to_string(theirs[q].size()) +
+                " bytes of the gradient of '" + run.m->params[pid].name +
+                "', not " + std::to_string(bytes);
         return PIPE_RT_INVALID_ARGUMENT;
       }
       g = reinterpret_cast<const float *>(theirs[q].data());
@@ -275,8 +276,8 @@ BufferPtr ParameterServer::shadow(int pid) {
   return it == shadows.end() ? nullptr : it->second;
 }
 
-void ParameterServer::addPush(int pid, int replica, BufferPtr host,
-                              bool isBf16, int64_t n) {
+void ParameterServer::addPush(int pid, int replica, BufferPtr host, bool isBf16,
+                              int64_t n) {
   Gradient *grad;
   bool first;
   {
@@ -494,8 +495,8 @@ int ParameterServer::update(pipe_rt_session &session, int pid, int step,
     master = &masters[pid];
     for (int r = 1; r < replicas; ++r)
       if (grads.count({pid, r})) {
-        error = "param '" + session.manifest.params[pid].name +
-                "': replica " + std::to_string(r) +
+        error = "param '" + session.manifest.params[pid].name + "': replica " +
+                std::to_string(r) +
                 "'s pushed gradient was never reduced (ps.reduce)";
         return PIPE_RT_INVALID_ARGUMENT;
       }
@@ -601,8 +602,7 @@ int joinReduceAndUpdate(pipe_rt_device_ctx *ctx, int stage, int step,
   std::string label = "ps.reduce+update stage '" +
                       run->m->stages[size_t(stage)].name + "' step " +
                       std::to_string(step);
-  auto create = [run, step, stage, owned,
-                 label](ParameterServer::Deps all) {
+  auto create = [run, step, stage, owned, label](ParameterServer::Deps all) {
     return run->ps.hostQueue().submit(
         [run, step, owned, all, label](std::string &error) {
           double t0 = run->now();
@@ -619,8 +619,8 @@ int joinReduceAndUpdate(pipe_rt_device_ctx *ctx, int stage, int step,
         },
         {step, stage}, {}, 2 * run->ps.replicaCount());
   };
-  return run->ps.join(stage, step, run->replicaOf(ctx->device), isUpdate,
-                      owned, create, deps, job, error);
+  return run->ps.join(stage, step, run->replicaOf(ctx->device), isUpdate, owned,
+                      create, deps, job, error);
 }
 
 } // namespace
@@ -798,8 +798,8 @@ int64_t pipe_rt_act_ps_push(pipe_rt_device_ctx *ctx, int32_t stage,
                                            bytes, error))
               return st;
           }
-          runp->ps.addPush(pid, runp->replicaOf(device), std::move(host),
-                           bf16, n);
+          runp->ps.addPush(pid, runp->replicaOf(device), std::move(host), bf16,
+                           n);
         }
         return int(PIPE_RT_OK);
       },
@@ -829,8 +829,8 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
   if (run->ps.replicaCount() > 1) {
     JobQueue::JobPtr job;
     std::string error;
-    if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/true,
-                                     owned, loads, job, error))
+    if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/true, owned,
+                                     loads, job, error))
       return -fail(ctx, st, what + ": " + error);
     return addJobToken(ctx, run->ps.hostQueue(), job, what);
   }

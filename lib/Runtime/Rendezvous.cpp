@@ -10,8 +10,8 @@
 
 using namespace pipe_rt;
 
-int Rendezvous::meet(Key key, int device,
-                     const std::set<int> &participants, double watchdogSeconds,
+int Rendezvous::meet(Key key, int device, const std::set<int> &participants,
+                     double watchdogSeconds,
                      const std::function<void(Meeting &)> &deposit,
                      const std::function<int(Meeting &)> &collect,
                      std::string &error) {

@@ -45,8 +45,8 @@ public:
   /// status of its collect. Without them within `watchdogSeconds`, or when
   /// the run failed, returns PIPE_RT_TIMEOUT / PIPE_RT_ABORTED with `error`
   /// (": ..." to follow the action's name).
-  int meet(Key key, int device,
-           const std::set<int> &participants, double watchdogSeconds,
+  int meet(Key key, int device, const std::set<int> &participants,
+           double watchdogSeconds,
            const std::function<void(Meeting &)> &deposit,
            const std::function<int(Meeting &)> &collect, std::string &error);
   /// The run failed: every waiting and later meeting aborts.

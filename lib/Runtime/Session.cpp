@@ -51,9 +51,9 @@ unsigned defaultOptimizerThreads(const Manifest &m) {
   unsigned busyDevices = 0;
   for (const ScheduleInfo &x : m.schedules)
     if (x.overlapsHostUpdates())
-      busyDevices = std::max(
-          busyDevices,
-          unsigned(x.devices) * unsigned(x.hasPsStages() ? x.replicas : 1));
+      busyDevices =
+          std::max(busyDevices, unsigned(x.devices) *
+                                    unsigned(x.hasPsStages() ? x.replicas : 1));
   return cores > busyDevices ? cores - busyDevices : 1;
 }
 

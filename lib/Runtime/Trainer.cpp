@@ -788,9 +788,9 @@ bool Trainer::run() {
     }
     cursor += perRun * replicas;
     items += itemsPerMb * perRun * replicas;
-    double rate = runSeconds > 0 ? double(itemsPerMb * perRun * replicas) /
-                                       runSeconds
-                                 : 0.0;
+    double rate = runSeconds > 0
+                      ? double(itemsPerMb * perRun * replicas) / runSeconds
+                      : 0.0;
     int64_t first = step;
     step += runSteps;
     summary.steps = step;
@@ -902,18 +902,18 @@ bool Trainer::writeProfile() {
     peaks += format("%s%llu", d ? "," : "",
                     (unsigned long long)pipe_rt_session_peak_bytes(s, d));
   double stepSeconds = profileSeconds / double(profileSteps);
-  std::string text = format(
-      "{\"schedule\":\"%s\",\"kind\":\"%s\",\"devices\":%d,"
-      "\"microbatches\":%d,\"steps\":%lld,\"step_ms\":%s,"
-      "\"%s_per_s\":%s,\"peak_device_bytes\":[%s]",
-      x.name.c_str(), x.kind.c_str(), x.devices, mbs, (long long)profileSteps,
-      jsonNumber(stepSeconds * 1e3).c_str(),
-      summary.unit == "tok" ? "tokens" : "samples",
-      jsonNumber(stepSeconds > 0
-                     ? double(itemsPerMb * mbs * replicas) / stepSeconds
-                     : 0)
-          .c_str(),
-      peaks.c_str());
+  std::string text =
+      format("{\"schedule\":\"%s\",\"kind\":\"%s\",\"devices\":%d,"
+             "\"microbatches\":%d,\"steps\":%lld,\"step_ms\":%s,"
+             "\"%s_per_s\":%s,\"peak_device_bytes\":[%s]",
+             x.name.c_str(), x.kind.c_str(), x.devices, mbs,
+             (long long)profileSteps, jsonNumber(stepSeconds * 1e3).c_str(),
+             summary.unit == "tok" ? "tokens" : "samples",
+             jsonNumber(stepSeconds > 0
+                            ? double(itemsPerMb * mbs * replicas) / stepSeconds
+                            : 0)
+                 .c_str(),
+             peaks.c_str());
   if (o.profileExtra) {
     std::string extra = o.profileExtra();
     if (!extra.empty())

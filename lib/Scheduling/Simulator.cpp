@@ -303,10 +303,9 @@ void Simulator::runHostUpdate() {
   // optimizer's rate scaled by the bytes an update moves per param.
   double passes = 1.0;
   if (pipeline.replicas > 1)
-    passes += pipeline.replicas *
-              (machine.updateBytesPerParam > 0
-                   ? 12.0 / machine.updateBytesPerParam
-                   : 1.0);
+    passes += pipeline.replicas * (machine.updateBytesPerParam > 0
+                                       ? 12.0 / machine.updateBytesPerParam
+                                       : 1.0);
   double end = start + (rate > 0 ? passes * stage.paramCount / rate : 0.0);
   hostOptimizerFree = end;
   report.hostOptimizerBusy += end - start;

@@ -897,8 +897,8 @@ int main(int argc, char **argv) {
                              .value_or(pipe::ScheduleTraits())
                              .parameterServer;
   if (flags.ranks > 0 && parameterServer && flags.ranks != flags.dataParallel)
-    return fail("--ranks " + std::to_string(flags.ranks) + ": under --schedule " +
-                    flags.schedule +
+    return fail("--ranks " + std::to_string(flags.ranks) +
+                    ": under --schedule " + flags.schedule +
                     " each rank runs one data-parallel replica on its own "
                     "parameter server; give --data-parallel " +
                     std::to_string(flags.ranks) +

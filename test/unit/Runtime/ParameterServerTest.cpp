@@ -115,8 +115,7 @@ TEST(ParameterServer, AVersionedLoadWaitsForTheUpdateThatWritesIt) {
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].second, first);
   // Version 3 needs a third update, which is not issued.
-  EXPECT_EQ(ps.updatesFor({0}, 0, 3, updates, error),
-            PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(ps.updatesFor({0}, 0, 3, updates, error), PIPE_RT_INVALID_ARGUMENT);
   EXPECT_NE(error.find("2 are issued"), std::string::npos) << error;
   q.wait(second);
 }

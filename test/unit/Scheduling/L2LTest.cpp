@@ -184,10 +184,9 @@ TEST(L2L, OverlappedAndDelayedHostUpdates) {
                            : mode == HostUpdateMode::Overlap ? "overlap"
                                                              : "delayed";
         double hostPerStep = r.hostOptimizerBusy / steps;
-        llvm::errs() << llvm::format("%7u %6u %5u %-7s %9.2f %10.1f %8.2f\n",
-                                     replicas, 24, batch, name,
-                                     r.stepTime * 1e3, r.throughput,
-                                     hostPerStep * 1e3);
+        llvm::errs() << llvm::format(
+            "%7u %6u %5u %-7s %9.2f %10.1f %8.2f\n", replicas, 24, batch, name,
+            r.stepTime * 1e3, r.throughput, hostPerStep * 1e3);
         // Never below the host's own time per step.
         EXPECT_GE(r.stepTime, 0.99 * hostPerStep);
         if (mode == HostUpdateMode::Plain) {
@@ -207,10 +206,10 @@ TEST(L2L, ReplicasShareTheHostLinkAndItsOptimizer) {
   // sums their gradients: each replica's copies take longer, and the host
   // works more per step than for one.
   MachineModel machine = getH200();
-  SimulationReport one = runL2L(24, 32, true, machine, false, "l2l", nullptr,
-                                1, HostUpdateMode::Plain, 1);
-  SimulationReport two = runL2L(24, 32, true, machine, false, "l2l", nullptr,
-                                1, HostUpdateMode::Plain, 2);
+  SimulationReport one = runL2L(24, 32, true, machine, false, "l2l", nullptr, 1,
+                                HostUpdateMode::Plain, 1);
+  SimulationReport two = runL2L(24, 32, true, machine, false, "l2l", nullptr, 1,
+                                HostUpdateMode::Plain, 2);
   EXPECT_GT(two.devices[0].h2dBusy, 1.9 * one.devices[0].h2dBusy);
   EXPECT_GT(two.hostOptimizerBusy, 1.5 * one.hostOptimizerBusy);
   EXPECT_GT(two.stepTime, one.stepTime);

@@ -621,7 +621,8 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
           return diag;
         }
         if (psStages &&
-            isa<LoadOp, ReleaseOp, PushGradOp, HostReduceOp, HostUpdateOp>(op) &&
+            isa<LoadOp, ReleaseOp, PushGradOp, HostReduceOp, HostUpdateOp>(
+                op) &&
             !llvm::is_contained(*psStages, stageRef))
           return op->emitOpError("serves stage ")
                  << stageRef << " from the parameter server, but schedule @"
