@@ -325,7 +325,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
             microbatches: int = 4, partitioner: Optional[str] = None,
             device_model: Optional[str] = None, stages_per_device: int = 1,
             recompute: bool = False, eval_schedule: bool = False,
-            simulate: bool = True, workdir: Optional[str] = None,
+            simulate: bool = True, data_parallel: int = 1,
+            workdir: Optional[str] = None,
             timeout: float = 600) -> CompileResult:
     """Partitions and schedules `model` with pipe-opt, as pipe-train does.
 
@@ -343,19 +344,24 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     for evaluation.
     simulate: run `--pipe-simulate` with `trace=` and `report=` files in
     `workdir`.
+    data_parallel: replicas of the placed pipeline (`replicas` on the
+    placement), each training on its share of every step's micro-batches;
+    with schedule "l2l", devices on one parameter server.
 
     Returns a `CompileResult`. Raises `ToolError` with pipe-opt's
     diagnostics if a pass fails (e.g. nothing fits in memory, an
     unsupported op in a hand-written module)."""
-    if devices < 1 or microbatches < 1 or stages_per_device < 1:
-        raise ValueError("devices, microbatches and stages_per_device must "
-                         "be >= 1")
+    if devices < 1 or microbatches < 1 or stages_per_device < 1 or \
+            data_parallel < 1:
+        raise ValueError("devices, microbatches, stages_per_device and "
+                         "data_parallel must be >= 1")
     workdir = _workdir(workdir)
     source, exported = _model_source(model, workdir)
     options = dict(devices=devices, schedule=schedule,
                    microbatches=microbatches, partitioner=partitioner,
                    device_model=device_model,
-                   stages_per_device=stages_per_device, recompute=recompute)
+                   stages_per_device=stages_per_device, recompute=recompute,
+                   data_parallel=data_parallel)
     scheduled = os.path.join(workdir, "scheduled.mlir")
     summary = os.path.join(workdir, "summary.txt")
     summary_json = os.path.join(workdir, "summary.json")
@@ -371,7 +377,7 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     args = ingest + ["--pipe-partition-and-schedule=" + _options(
         partitioner=partitioner, devices=devices, schedule=schedule,
         microbatches=microbatches, recompute=_bool(recompute),
-        eval=_bool(eval_schedule),
+        eval=_bool(eval_schedule), replicas=data_parallel,
         **{"stages-per-device": stages_per_device,
            "device-model": device_model,
            "partition-report": partition_json,
@@ -610,7 +616,9 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
           partitioner: Optional[str] = None,
           device_model: Optional[str] = None,
           stages_per_device: Optional[int] = None,
-          recompute: Optional[bool] = None, trace: Union[bool, str] = False,
+          recompute: Optional[bool] = None,
+          data_parallel: Optional[int] = None,
+          trace: Union[bool, str] = False,
           module=None, init_weights: Optional[str] = None,
           lr_groups: Optional[Dict[str, float]] = None,
           decay_all: bool = False,
@@ -620,8 +628,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
 
     model: an `ExportedModel`, the path of a .mlir file, or a
     `CompileResult` (its model and, unless given here, its devices,
-    schedule, micro-batches, partitioner, device model, stages per device
-    and recompute).
+    schedule, micro-batches, partitioner, device model, stages per device,
+    recompute and data-parallel replicas).
     data: the path of a safetensors data file, or the input tensors
     (`[N, <input shape>]` each, in the order of the exported function's
     arguments: the model's inputs then the targets), written to
@@ -634,6 +642,9 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     lr_groups: {pattern: multiplier}, pipe-train's --lr-group: the params
     a pattern names (a glob on the whole name, or "re:" and a regular
     expression, as --freeze) train at multiplier times the scheduled rate.
+    data_parallel: replicas of the pipeline in this process, each on its
+    share of every step's micro-batches (pipe-train's --data-parallel;
+    under "l2l", devices on one parameter server).
     trace: True (or a path) writes the runtime's Chrome trace.
     module: a torch.nn.Module whose parameters receive the trained weights
     (`load_into`; names from the exported model, tied weights once).
@@ -644,13 +655,14 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     workdir = _workdir(workdir)
     defaults = dict(devices=1, schedule="1f1b", microbatches=4,
                     partitioner=None, device_model=None, stages_per_device=1,
-                    recompute=False)
+                    recompute=False, data_parallel=1)
     if isinstance(model, CompileResult):
         defaults.update(model.options)
     given = dict(devices=devices, schedule=schedule,
                  microbatches=microbatches, partitioner=partitioner,
                  device_model=device_model,
-                 stages_per_device=stages_per_device, recompute=recompute)
+                 stages_per_device=stages_per_device, recompute=recompute,
+                 data_parallel=data_parallel)
     settings = {k: (given[k] if given[k] is not None else defaults[k])
                 for k in defaults}
     if steps < 1:
@@ -703,6 +715,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         args += ["--stages-per-device", str(settings["stages_per_device"])]
     if settings["recompute"]:
         args.append("--recompute")
+    if settings["data_parallel"] != 1:
+        args += ["--data-parallel", str(settings["data_parallel"])]
     if nesterov:
         args.append("--nesterov")
     if weight_decay is not None:

@@ -143,6 +143,27 @@ def test_compile_l2l(gpt, tmp_path):
     assert kinds == [("l2l", False), ("l2l", True)]
 
 
+@needs_train
+def test_train_data_parallel(gpt, tmp_path):
+    """Two replicas of 2 micro-batches (l2l: two devices on one parameter
+    server; 1f1b: 2 x 2 devices) train as one replica of 4 would."""
+    model, exported, idx, tgt = gpt
+    for schedule, devices in (("l2l", 1), ("1f1b", 2)):
+        compiled = api.compile(exported, devices=devices, schedule=schedule,
+                               microbatches=2, data_parallel=2,
+                               simulate=False,
+                               workdir=str(tmp_path / schedule))
+        assert compiled.options["data_parallel"] == 2
+        common = dict(data=(idx, tgt), steps=3, optimizer="sgd", lr=0.1,
+                      opt_level=0)
+        two = api.train(compiled, workdir=str(tmp_path / "two"), **common)
+        assert "2 data-parallel replicas in this process" in two.stdout
+        one = api.train(exported, devices=devices, schedule=schedule,
+                        microbatches=4, workdir=str(tmp_path / "one"),
+                        **common)
+        assert two.losses == pytest.approx(one.losses, rel=1e-5, abs=1e-7)
+
+
 @needs_opt
 def test_compile_errors(gpt, tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
