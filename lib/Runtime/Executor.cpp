@@ -70,7 +70,7 @@ namespace {
 
 int runDevice(int device, void *userData) {
   auto &run = *static_cast<RunState *>(userData);
-  if (!run.ranks.isLocal(device))
+  if (!run.ranks.isLocal(run.programDevice(device)))
     return PIPE_RT_OK;
   if (run.ranks.transport && device < 64)
     run.ranks.transport->devicesRan |= uint64_t(1) << device;
@@ -126,9 +126,13 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                           sched.replicas, sched.replicas));
   } else if (sched.replicas > 1 && !session->ranks.transport) {
     localReplicas = sched.replicas;
-  } else if (!checkScheduleReplicas(sched, session->ranks.replicas,
+  } else if (!checkScheduleReplicas(sched,
+                                    session->ranks.replicas *
+                                        session->ranks.replicasPerRank,
                                     session->error)) {
     return PIPE_RT_INVALID_ARGUMENT;
+  } else {
+    localReplicas = session->ranks.replicasPerRank;
   }
   int slots = sched.devices * localReplicas;
 
@@ -270,6 +274,27 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       error = "the replicas' host reduce and update of " + missing +
               " was not issued by every replica";
     }
+  // Ranks of several replicas each: every loss goes to its replica's
+  // place in the whole run's layout (zero elsewhere), so the ranks'
+  // agreement only gathers them, and the means below add them up in the
+  // same order as one process does.
+  int lossReplicas = localReplicas;
+  if (run->ranks.transport && localReplicas > 1) {
+    lossReplicas = localReplicas * run->ranks.replicas;
+    size_t mbs = size_t(sched.microbatches);
+    std::vector<float> all(numLosses * lossReplicas, 0.0f);
+    std::vector<bool> seen(all.size(), false);
+    for (size_t i = 0; i < run->losses.size(); ++i) {
+      size_t step = i / mbs / localReplicas, mb = i % mbs;
+      size_t replica = run->ranks.replica() * localReplicas +
+                       i / mbs % localReplicas;
+      size_t at = (step * lossReplicas + replica) * mbs + mb;
+      all[at] = run->losses[i];
+      seen[at] = run->lossSeen[i];
+    }
+    run->losses = std::move(all);
+    run->lossSeen = std::move(seen);
+  }
   if (status == PIPE_RT_OK && run->ranks.transport)
     status = agreeAfterRun(*run, figures, error);
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d)
@@ -291,23 +316,23 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
         return runFail(
             PIPE_RT_INVALID_ARGUMENT,
             format("no loss computed for step %d mb %d%s",
-                   int(i / sched.microbatches / localReplicas),
+                   int(i / sched.microbatches / lossReplicas),
                    int(i % sched.microbatches),
-                   localReplicas > 1
+                   lossReplicas > 1
                        ? format(" of replica %d",
-                                int(i / sched.microbatches % localReplicas))
+                                int(i / sched.microbatches % lossReplicas))
                              .c_str()
                        : ""));
   // In-process replicas: each slot reports the mean over the replicas of
   // that micro-batch of the step, as ranks agree on it (Ranks.cpp).
-  if (localReplicas > 1) {
+  if (lossReplicas > 1) {
     std::vector<float> means(numLosses);
     size_t mbs = size_t(sched.microbatches);
     for (size_t i = 0; i < numLosses; ++i) {
       double sum = 0;
-      for (int r = 0; r < localReplicas; ++r)
-        sum += run->losses[(i / mbs * localReplicas + r) * mbs + i % mbs];
-      means[i] = float(sum / localReplicas);
+      for (int r = 0; r < lossReplicas; ++r)
+        sum += run->losses[(i / mbs * lossReplicas + r) * mbs + i % mbs];
+      means[i] = float(sum / lossReplicas);
     }
     run->losses = std::move(means);
   }

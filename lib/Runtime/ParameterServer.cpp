@@ -151,66 +151,61 @@ void ParameterServer::clear() {
   shadows.clear();
   grads.clear(); // pushed but not consumed: a failed run
   joints.clear();
-  rankReduces.clear();
 }
 
 int ParameterServer::reduceAcrossRanks(RunState &run, int pid, int step,
                                        std::string &error) {
+  // This rank's replicas' gradients, one after the other, in f32.
   std::vector<float> mine;
+  size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto it = grads.find({pid, 0});
-    if (it == grads.end())
-      return PIPE_RT_OK; // no gradient this step, on every rank alike
-    const Gradient &g = it->second;
-    if (g.pushed) {
-      size_t n = g.pushed->bytes / (g.bf16 ? 2 : 4);
-      mine.assign(n, 0.0f);
-      addPushed(mine.data(), *g.pushed, g.bf16, int64_t(n));
-    } else {
-      mine = g.sum;
+    for (int r = 0; r < replicas; ++r) {
+      auto it = grads.find({pid, r});
+      if (it == grads.end())
+        return PIPE_RT_OK; // no gradient this step, on every replica alike
+      const Gradient &g = it->second;
+      n = g.pushed ? g.pushed->bytes / (g.bf16 ? 2 : 4) : g.sum.size();
+      mine.resize(size_t(r + 1) * n, 0.0f);
+      float *at = mine.data() + size_t(r) * n;
+      if (g.pushed)
+        addPushed(at, *g.pushed, g.bf16, int64_t(n));
+      else
+        std::copy(g.sum.begin(), g.sum.end(), at);
     }
   }
-  // The ps stages' device: every rank runs it (one replica each).
+  // The ps stages' device: every rank runs it.
   int device = run.m->stages[size_t(run.m->paramReaders[pid].front())].device;
   std::map<int, std::vector<unsigned char>> theirs;
   uint64_t bytes = mine.size() * sizeof(float);
   if (int st = exchangeWithReplicas(run, device, pid, step, mine.data(), bytes,
                                     theirs, error))
     return st;
-  std::vector<float> total(mine.size(), 0.0f);
+  // Replica q * replicas + r of the whole run is rank q's replica r.
+  std::vector<float> total(n, 0.0f);
   for (int q = 0; q < run.ranks.replicas; ++q) {
     const float *g = mine.data();
     if (q != run.ranks.replica()) {
       if (theirs[q].size() != bytes) {
-        error = "replica " + std::to_string(q) + " sent " +
+        error = "rank " + std::to_string(q) + " sent " +
                 std::to_string(theirs[q].size()) +
-                " bytes of the gradient of '" + run.m->params[pid].name +
+                " bytes of the gradients of '" + run.m->params[pid].name +
                 "', not " + std::to_string(bytes);
         return PIPE_RT_INVALID_ARGUMENT;
       }
       g = reinterpret_cast<const float *>(theirs[q].data());
     }
-    for (size_t i = 0; i < total.size(); ++i)
-      total[i] += g[i];
+    for (int r = 0; r < replicas; ++r)
+      for (size_t i = 0; i < n; ++i)
+        total[i] += g[size_t(r) * n + i];
   }
   std::lock_guard<std::mutex> lock(mu);
+  for (int r = 1; r < replicas; ++r)
+    grads.erase({pid, r});
   Gradient &g = grads[{pid, 0}];
   g.pushed.reset();
   g.sum = std::move(total);
   return PIPE_RT_OK;
-}
-
-void ParameterServer::rankReduced(int stage, int step,
-                                  const JobQueue::JobPtr &job) {
-  std::lock_guard<std::mutex> lock(mu);
-  rankReduces[{stage, step}] = job;
-}
-
-JobQueue::JobPtr ParameterServer::rankReduceOf(int stage, int step) {
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = rankReduces.find({stage, step});
-  return it == rankReduces.end() ? nullptr : it->second;
 }
 
 int ParameterServer::updatesFor(const std::vector<int> &pids, int replica,
@@ -329,28 +324,36 @@ void ParameterServer::reduce(int pid) {
     grads[{pid, 0}].sum = std::move(total);
 }
 
-int ParameterServer::join(int stage, int step, int replica, bool isUpdate,
-                          const std::vector<int> &pids,
+int ParameterServer::join(JointKind kind, bool isUpdate, int stage, int step,
+                          int replica, const std::vector<int> &pids,
                           const std::function<JobQueue::JobPtr(Deps)> &create,
                           const std::vector<JobQueue::Pending> &deps,
                           JobQueue::JobPtr &job, std::string &error) {
   std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = joints.try_emplace({stage, step});
+  auto [it, fresh] = joints.try_emplace({kind, stage, step});
   Joint &j = it->second;
   if (fresh) {
+    j.queue = kind == JointKind::RankReduce ? rankQueue.get() : queue.get();
     j.deps = std::make_shared<std::vector<JobQueue::Pending>>();
     j.job = create(j.deps);
-    j.reduced.assign(size_t(replicas), false);
-    j.updated.assign(size_t(replicas), false);
-    for (int pid : pids)
-      queuedUpdates[pid].push_back({queue.get(), j.job});
+    // The actions a kind does not take count as joined.
+    j.reduced.assign(size_t(replicas), kind == JointKind::Update);
+    j.updated.assign(size_t(replicas), kind == JointKind::RankReduce);
+    if (kind != JointKind::RankReduce)
+      for (int pid : pids)
+        queuedUpdates[pid].push_back({queue.get(), j.job});
   }
   std::vector<bool> &joined = isUpdate ? j.updated : j.reduced;
   if (joined[size_t(replica)]) {
     error = "issued twice by the same replica";
     return PIPE_RT_INVALID_ARGUMENT;
   }
-  if (isUpdate && !j.reduced[size_t(replica)]) {
+  bool reducedFirst = j.reduced[size_t(replica)];
+  if (kind == JointKind::Update) {
+    auto r = joints.find({JointKind::RankReduce, stage, step});
+    reducedFirst = r != joints.end() && r->second.reduced[size_t(replica)];
+  }
+  if (isUpdate && !reducedFirst) {
     error = "the replicas' gradients are not reduced: a ps.reduce of the "
             "stage and step must come before the update";
     return PIPE_RT_INVALID_ARGUMENT;
@@ -360,16 +363,26 @@ int ParameterServer::join(int stage, int step, int replica, bool isUpdate,
     for (int pid : pids)
       ++issuedUpdates[{pid, replica}];
   j.deps->insert(j.deps->end(), deps.begin(), deps.end());
-  queue->extend(j.job, deps);
-  queue->release(j.job);
+  // The rank queue stays FIFO: its jobs wait for their dependences
+  // themselves.
+  if (kind != JointKind::RankReduce)
+    j.queue->extend(j.job, deps);
+  j.queue->release(j.job);
   job = j.job;
   return PIPE_RT_OK;
+}
+
+JobQueue::JobPtr ParameterServer::jointJob(JointKind kind, int stage,
+                                           int step) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = joints.find({kind, stage, step});
+  return it == joints.end() ? nullptr : it->second.job;
 }
 
 void ParameterServer::abandonJoints() {
   std::lock_guard<std::mutex> lock(mu);
   for (auto &[key, j] : joints)
-    queue->abandon(j.job);
+    j.queue->abandon(j.job);
 }
 
 std::string ParameterServer::unjoined(const Manifest &m) {
@@ -379,8 +392,8 @@ std::string ParameterServer::unjoined(const Manifest &m) {
       return std::all_of(v.begin(), v.end(), [](bool b) { return b; });
     };
     if (!all(j.reduced) || !all(j.updated))
-      return "stage '" + m.stages[size_t(key.first)].name + "' step " +
-             std::to_string(key.second) +
+      return "stage '" + m.stages[size_t(std::get<1>(key))].name +
+             "' step " + std::to_string(std::get<2>(key)) +
              (all(j.reduced) ? " (no ps.update)" : " (no ps.reduce)");
   }
   return "";
@@ -591,36 +604,79 @@ int updateOnHost(RunState &run, int step, const std::vector<int> &owned,
   return PIPE_RT_OK;
 }
 
-/// Data parallelism in one process: joins this replica's ps.reduce or
-/// ps.update of `stage` in `step` to the one host job that sums every
-/// replica's pushes in replica order and then updates `owned`.
-int joinReduceAndUpdate(pipe_rt_device_ctx *ctx, int stage, int step,
-                        bool isUpdate, const std::vector<int> &owned,
-                        const std::vector<JobQueue::Pending> &deps,
-                        JobQueue::JobPtr &job, std::string &error) {
+/// Data parallelism: joins this replica's ps.reduce (`isUpdate` false) or
+/// ps.update of `stage` in `step` to the joint job that sums every
+/// replica's pushes of `owned` in replica order and the one that updates
+/// them: in one process a single host job takes both; across ranks the
+/// sum exchanges the ranks' gradients on the rank queue, and the update
+/// (a host job) waits for it.
+int joinReplicas(pipe_rt_device_ctx *ctx, int stage, int step, bool isUpdate,
+                 const std::vector<int> &owned,
+                 const std::vector<JobQueue::Pending> &deps,
+                 JobQueue::JobPtr &job, std::string &error) {
   RunState *run = ctx->run;
-  std::string label = "ps.reduce+update stage '" +
-                      run->m->stages[size_t(stage)].name + "' step " +
-                      std::to_string(step);
-  auto create = [run, step, stage, owned, label](ParameterServer::Deps all) {
-    return run->ps.hostQueue().submit(
-        [run, step, owned, all, label](std::string &error) {
-          double t0 = run->now();
-          // The queue may start a job before its dependences are done.
-          if (int st = waitFor(*all)) {
-            error = "a ps.push or ps.load of these params failed";
-            return st;
-          }
-          for (int pid : owned)
-            run->ps.reduce(pid);
-          int st = updateOnHost(*run, step, owned, {}, error);
-          run->traceEvent(label, "host", TrackKind::Host, 0, t0, run->now());
-          return st;
-        },
-        {step, stage}, {}, 2 * run->ps.replicaCount());
+  ParameterServer &ps = run->ps;
+  int replicas = ps.replicaCount();
+  std::string where = " stage '" + run->m->stages[size_t(stage)].name +
+                      "' step " + std::to_string(step);
+  auto sum = [run, owned, step](std::string &error) {
+    for (int pid : owned) {
+      if (run->ranks.replicas == 1)
+        run->ps.reduce(pid);
+      else if (int st = run->ps.reduceAcrossRanks(*run, pid, step, error))
+        return st;
+    }
+    return int(PIPE_RT_OK);
   };
-  return run->ps.join(stage, step, run->replicaOf(ctx->device), isUpdate, owned,
-                      create, deps, job, error);
+  // Each waits for its dependences first: the host queue may start a job
+  // before they are done, the rank queue always does.
+  auto body = [run, sum, owned, step](ParameterServer::Deps all, bool reduce,
+                                      bool update, const std::string &label) {
+    return [=](std::string &error) {
+      double t0 = run->now();
+      if (int st = waitFor(*all)) {
+        error = "a ps.push or ps.load of these params failed";
+        return st;
+      }
+      int st = reduce ? sum(error) : int(PIPE_RT_OK);
+      if (st == PIPE_RT_OK && update)
+        st = updateOnHost(*run, step, owned, {}, error);
+      run->traceEvent(label, "host", TrackKind::Host, 0, t0, run->now());
+      return st;
+    };
+  };
+  using Kind = ParameterServer::JointKind;
+  int replica = run->replicaOf(ctx->device);
+  if (run->ranks.replicas == 1)
+    return ps.join(
+        Kind::ReduceAndUpdate, isUpdate, stage, step, replica, owned,
+        [&](ParameterServer::Deps all) {
+          return ps.hostQueue().submit(
+              body(all, true, true, "ps.reduce+update" + where),
+              {step, stage}, {}, 2 * replicas);
+        },
+        deps, job, error);
+  if (!isUpdate)
+    return ps.join(
+        Kind::RankReduce, false, stage, step, replica, owned,
+        [&](ParameterServer::Deps all) {
+          return ps.rankReduceQueue().submit(
+              body(all, true, false, "ps.reduce (ranks)" + where), {0, 0}, {},
+              replicas);
+        },
+        deps, job, error);
+  // The update waits for the rank reduce of its stage and step (without
+  // one, join() refuses it).
+  std::vector<JobQueue::Pending> after = deps;
+  if (JobQueue::JobPtr reduce = ps.jointJob(Kind::RankReduce, stage, step))
+    after.push_back({&ps.rankReduceQueue(), reduce});
+  return ps.join(
+      Kind::Update, true, stage, step, replica, owned,
+      [&](ParameterServer::Deps all) {
+        return ps.hostQueue().submit(body(all, false, true, "ps.update" + where),
+                                     {step, stage}, {}, replicas);
+      },
+      after, job, error);
 }
 
 } // namespace
@@ -826,28 +882,17 @@ int64_t pipe_rt_act_ps_update(pipe_rt_device_ctx *ctx, int32_t stage,
   std::vector<int> owned = updatedParams(*run, stage);
   // An update may write the buffer an earlier load still reads.
   std::vector<JobQueue::Pending> loads = run->ps.takeLoads(owned, replica);
-  if (run->ps.replicaCount() > 1) {
+  if (run->totalReplicas() > 1) {
     JobQueue::JobPtr job;
     std::string error;
-    if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/true, owned,
-                                     loads, job, error))
+    if (int st = joinReplicas(ctx, stage, step, /*isUpdate=*/true, owned,
+                              loads, job, error))
       return -fail(ctx, st, what + ": " + error);
     return addJobToken(ctx, run->ps.hostQueue(), job, what);
   }
   std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned, replica);
   std::vector<JobQueue::Pending> after = pushes;
   after.insert(after.end(), loads.begin(), loads.end());
-  if (run->ranks.replicas > 1) {
-    // Each rank's replica pushed its own gradient: the update applies
-    // their sum.
-    JobQueue::JobPtr reduce = run->ps.rankReduceOf(stage, step);
-    if (!reduce)
-      return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
-                   what + ": the replicas' gradients are not reduced: a "
-                          "ps.reduce of the stage and step must come before "
-                          "the update");
-    after.push_back({&run->ps.rankReduceQueue(), reduce});
-  }
   JobQueue::JobPtr job;
   int64_t token = submitJob(
       ctx, run->ps.hostQueue(), TrackKind::Host, "host", what,
@@ -878,35 +923,12 @@ int32_t pipe_rt_act_ps_reduce(pipe_rt_device_ctx *ctx, int32_t stage,
                 what + ": the run has one data-parallel replica, so there "
                        "are no replicas' gradients to sum");
   std::vector<int> owned = updatedParams(*run, stage);
-  if (run->ps.replicaCount() == 1) {
-    // One replica per rank: the ranks exchange what their replica pushed,
-    // in program order on a FIFO queue of their own; no dependence is
-    // registered with the queue, so it runs every reduce in turn, which
-    // first waits for its pushes.
-    std::vector<JobQueue::Pending> pushes = run->ps.takePushes(owned, 0);
-    JobQueue::JobPtr job = run->ps.rankReduceQueue().submit(
-        [run, owned, pushes, step, what](std::string &error) {
-          double t0 = run->now();
-          if (int st = waitFor(pushes)) {
-            error = "a ps.push of these params failed";
-            return st;
-          }
-          for (int pid : owned)
-            if (int st = run->ps.reduceAcrossRanks(*run, pid, step, error))
-              return st;
-          run->traceEvent(traceName(what), "host", TrackKind::Host, 0, t0,
-                          run->now());
-          return int(PIPE_RT_OK);
-        });
-    run->ps.rankReduced(stage, step, job);
-    return PIPE_RT_OK;
-  }
   std::vector<JobQueue::Pending> pushes =
       run->ps.takePushes(owned, run->replicaOf(ctx->device));
   JobQueue::JobPtr job;
   std::string error;
-  if (int st = joinReduceAndUpdate(ctx, stage, step, /*isUpdate=*/false, owned,
-                                   pushes, job, error))
+  if (int st = joinReplicas(ctx, stage, step, /*isUpdate=*/false, owned,
+                            pushes, job, error))
     return fail(ctx, st, what + ": " + error);
   return PIPE_RT_OK;
 }

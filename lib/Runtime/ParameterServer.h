@@ -43,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 struct pipe_rt_session;
@@ -114,32 +115,37 @@ public:
   /// Every replica's pushed gradient of `pid` summed in replica order into
   /// replica 0's slot, for the update.
   void reduce(int pid);
-  /// Joins replica `replica`'s ps.reduce (`isUpdate` false) or ps.update
-  /// of `stage` in `step` to the host job that sums the replicas' pushes
-  /// of `pids` and then updates them once: created by the first to join
-  /// with `create` (which must not call back into the server)
-  /// (given the list of dependences every join adds to), waited for by 2 x
-  /// replicas joins. `deps`: what this join adds (its replica's pushes or
-  /// loads). An update before its replica's reduce, or a second join of
-  /// the same kind, is an error.
+  /// What a replica's ps.reduce or ps.update joins (JobQueue.h, joint
+  /// jobs): in one process, `ReduceAndUpdate`, the host job that sums the
+  /// replicas' pushes and then updates (each replica's reduce and update
+  /// join it); across ranks, `RankReduce`, on the rank queue, which sums
+  /// every rank's replicas' pushes (each replica's reduce joins), then
+  /// `Update`, on the host queue (each replica's update joins).
+  enum class JointKind { ReduceAndUpdate, RankReduce, Update };
   using Deps = std::shared_ptr<std::vector<JobQueue::Pending>>;
-  int join(int stage, int step, int replica, bool isUpdate,
+  /// Joins `replica`'s action to the joint job of (`kind`, `stage`,
+  /// `step`) for `pids`: created by the first to join with `create` (given
+  /// the list of dependences every join adds to; it must not call back into
+  /// the server). `deps`: what this join adds (its replica's pushes or
+  /// loads). A replica's update before its reduce, or a second join of the
+  /// same action, is an error.
+  int join(JointKind kind, bool isUpdate, int stage, int step, int replica,
            const std::vector<int> &pids,
            const std::function<JobQueue::JobPtr(Deps)> &create,
            const std::vector<JobQueue::Pending> &deps, JobQueue::JobPtr &job,
            std::string &error);
-  /// Data parallelism across ranks (one replica per rank, each with its
-  /// own server): the queue of the reduces, which exchange the ranks'
-  /// gradients. FIFO, so every rank exchanges in program order (a blocking
-  /// exchange out of order would deadlock two ranks).
+  /// The joint job of (`kind`, `stage`, `step`), or null.
+  JobQueue::JobPtr jointJob(JointKind kind, int stage, int step);
+  /// Data parallelism across ranks (each rank runs whole replicas with its
+  /// own server): the queue of the rank reduces, which exchange the ranks'
+  /// gradients. FIFO (no dependence is registered with it; each job waits
+  /// for its own), so every rank exchanges in program order: a blocking
+  /// exchange out of order would deadlock two ranks.
   JobQueue &rankReduceQueue() { return *rankQueue; }
-  /// `replica`'s gradient of `pid` (what it pushed; its only replica in
-  /// this process) becomes the sum of every rank's, in replica order.
+  /// Every replica's pushed gradient of `pid`, on every rank, summed in
+  /// the order of the replicas' global index into replica 0's slot (each
+  /// rank sends its replicas' gradients, so the sum is the one process's).
   int reduceAcrossRanks(RunState &run, int pid, int step, std::string &error);
-  /// The rank reduce of `stage` in `step`, which its update waits for;
-  /// null when none was issued.
-  void rankReduced(int stage, int step, const JobQueue::JobPtr &job);
-  JobQueue::JobPtr rankReduceOf(int stage, int step);
 
   /// The run failed: joint jobs not every replica joined fail at once,
   /// releasing the devices that wait for them.
@@ -204,13 +210,13 @@ private:
   /// (param, replica) -> what the replica pushed since the last update.
   std::map<std::pair<int, int>, Gradient> grads;
   struct Joint {
+    JobQueue *queue = nullptr;
     JobQueue::JobPtr job;
     Deps deps;
-    std::vector<bool> reduced, updated; // per replica
+    std::vector<bool> reduced, updated; // which replicas joined
   };
-  std::map<std::pair<int, int>, Joint> joints; // (stage, step)
+  std::map<std::tuple<JointKind, int, int>, Joint> joints; // (kind, stage, step)
   std::unique_ptr<JobQueue> rankQueue;
-  std::map<std::pair<int, int>, JobQueue::JobPtr> rankReduces;
   /// (param, replica) -> the ps.updates of the param that replica issued:
   /// its next latest-version load waits for the last of them.
   std::map<std::pair<int, int>, size_t> issuedUpdates;

@@ -367,7 +367,8 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                                      const ScheduleInfo &sched,
                                      const RankMap &ranks, std::string &error) {
   Transport &t = *ranks.transport;
-  if (!checkScheduleReplicas(sched, ranks.replicas, error))
+  if (!checkScheduleReplicas(sched, ranks.replicas * ranks.replicasPerRank,
+                             error))
     return false;
   int covered = ranks.ranksPerReplica * ranks.devicesPerRank;
   if (sched.devices != covered) {
@@ -527,7 +528,9 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
   // mean stands for all of them (the step's mean is then over every
   // replica's micro-batches).
   for (size_t i = 0; i < numLosses; ++i) {
-    run.losses[i] = float(sums[i] / run.ranks.replicas);
+    run.losses[i] = float(sums[i] / (run.ranks.replicasPerRank > 1
+                                         ? 1 // one rank wrote each slot
+                                         : run.ranks.replicas));
     run.lossSeen[i] = maxima[i] != 0;
   }
   return PIPE_RT_OK;
@@ -592,14 +595,24 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
             "or replicas < 1";
     return PIPE_RT_INVALID_ARGUMENT;
   }
-  if (transport->size() % replicas != 0) {
+  // A parameter-server program's replicas share their rank's server: a
+  // rank runs several when there are more replicas than ranks.
+  bool psReplicas = false;
+  for (const ScheduleInfo &sched : session->manifest.schedules)
+    psReplicas |= sched.replicas > 1 && sched.hasPsStages();
+  int size = transport->size();
+  bool grouped = psReplicas && replicas > size && replicas % size == 0;
+  if (size % replicas != 0 && !grouped) {
     error = format("%d ranks do not make %d data-parallel replicas (the rank "
-                   "count must be a multiple of --data-parallel)",
-                   transport->size(), replicas);
+                   "count must be a multiple of --data-parallel%s)",
+                   size, replicas,
+                   psReplicas ? ", or divide it: a rank's parameter server "
+                                "serves whole replicas"
+                              : "");
     return PIPE_RT_INVALID_ARGUMENT;
   }
-  RankMap ranks{transport, devicesPerRank, replicas,
-                transport->size() / replicas};
+  RankMap ranks{transport, devicesPerRank, grouped ? size : replicas,
+                grouped ? 1 : size / replicas, grouped ? replicas / size : 1};
   // Every rank must run the same program with the same rank layout: compare
   // with rank 0's, then agree on the outcome so that all ranks stop together.
   int64_t mine[3] = {int64_t(session->manifestHash), devicesPerRank, replicas};

@@ -55,7 +55,8 @@ struct TraceEvent {
 };
 
 /// The ranks of a session: `replicas` data-parallel copies of the placed
-/// pipeline, each on `ranksPerReplica` consecutive ranks; within a replica,
+/// pipeline (or groups of `replicasPerRank` copies of a parameter-server
+/// one), each on `ranksPerReplica` consecutive ranks; within a replica,
 /// rank r executes devices [r * devicesPerRank, (r + 1) * devicesPerRank).
 /// Device indices are those of the program (one replica's). No transport:
 /// every device, in one process.
@@ -64,6 +65,9 @@ struct RankMap {
   int devicesPerRank = 1;
   int replicas = 1;
   int ranksPerReplica = 1;
+  /// Parameter-server programs: the replicas each rank runs on its own
+  /// server (ranksPerReplica is then 1); `replicas` counts the ranks.
+  int replicasPerRank = 1;
 
   int replica() const {
     return transport ? transport->rank() / ranksPerReplica : 0;

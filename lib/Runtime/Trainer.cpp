@@ -272,7 +272,7 @@ bool Trainer::applyParamGroups() {
 
 int Trainer::inProcessReplicas(int schedule) const {
   const ScheduleInfo &x = m.schedules[size_t(schedule)];
-  return s->ranks.transport ? 1 : x.replicas;
+  return s->ranks.transport ? s->ranks.replicasPerRank : x.replicas;
 }
 
 bool Trainer::pickSchedules() {
@@ -765,8 +765,9 @@ bool Trainer::run() {
     // in-process replicas take them (ComputeActions.cpp).
     const void *const *in = data->train(cursor, perRun * replicas);
     if (in && o.replicas > 1) {
-      rankShare.resize(size_t(perRun) * numInputs);
-      size_t perStep = size_t(mbs) * numInputs;
+      // This rank's replicas' shares: local x M micro-batches a step.
+      size_t perStep = size_t(mbs) * inProcessReplicas(schedule) * numInputs;
+      rankShare.resize(size_t(runSteps) * perStep);
       for (int k = 0; k < runSteps; ++k)
         std::copy_n(in + (size_t(k) * o.replicas + o.replica) * perStep,
                     perStep, rankShare.begin() + size_t(k) * perStep);

@@ -26,12 +26,24 @@
 // RUN: pipe-runner %t/delayed.so --weights %t/w0 --data %t/data.safetensors --steps 4 --eval-every 0 --log-json %t/done.jsonl --save-weights %t/done.st
 // RUN: %python %S/Inputs/same-run.py %t/done.jsonl %t/dranks.jsonl %t/done.st %t/dranks.st | FileCheck %s --check-prefix=FOUR
 //
-// Each rank runs one replica: other rank counts are refused by name.
+// Two replicas on each rank's server: 4 replicas as 2 ranks equal 4 in
+// one process bit for bit (each rank sends its replicas' gradients, and
+// every rank sums all of them in replica order).
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 stages-per-device=0 replicas=4" "--pipe-schedule=kind=l2l microbatches=1" --pipe-verify-schedule -o %t/four.mlir
+// RUN: pipe-compile %t/four.mlir -o %t/four.so -O 0
+// RUN: %mpirun -np 2 pipe-runner %t/four.so --weights %t/w0 --data %t/data.safetensors --steps 5 --eval-every 0 --optimizer sgd --lr 0.1 --log-json %t/franks.jsonl --save-weights %t/franks.st
+// RUN: pipe-runner %t/four.so --weights %t/w0 --data %t/data.safetensors --steps 5 --eval-every 0 --optimizer sgd --lr 0.1 --log-json %t/fone.jsonl --save-weights %t/fone.st
+// RUN: %python %S/Inputs/same-run.py %t/fone.jsonl %t/franks.jsonl %t/fone.st %t/franks.st | FileCheck %s
+//
+// A rank's server serves whole replicas: other rank counts are refused by
+// name.
 // RUN: not %mpirun -np 3 pipe-runner %t/plain.so --weights %t/w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not %mpirun -np 3 pipe-runner %t/four.so --weights %t/w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=BAD4
 // RUN: not pipe-train --schedule l2l --ranks 2 --steps 1 2>&1 | FileCheck %s --check-prefix=TRAIN
 
 // CHECK: same: 5 steps, 28 tensors, bit for bit
 // FOUR: same: 4 steps, 28 tensors, bit for bit
 // RANKS: ranks: 2 processes, each ran only its own devices and sent bytes
 // BAD: 3 ranks do not make 2 data-parallel replicas
-// TRAIN: pipe-train: --ranks 2: under --schedule l2l each rank runs one data-parallel replica on its own parameter server; give --data-parallel 2
+// BAD4: 3 ranks do not make 4 data-parallel replicas (the rank count must be a multiple of --data-parallel, or divide it: a rank's parameter server serves whole replicas)
+// TRAIN: pipe-train: --ranks 2: under --schedule l2l each rank runs whole data-parallel replicas on its own parameter server; give --data-parallel a multiple of 2

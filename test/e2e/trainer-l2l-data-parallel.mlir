@@ -52,4 +52,4 @@
 // RUN: not pipe-train --schedule l2l --devices 2 --steps 1 2>&1 | FileCheck %s --check-prefix=DEVICES
 // DEVICES: --devices 2: --schedule l2l runs one device per replica {{.*}}use --data-parallel 2 instead of --devices
 // RUN: not pipe-train --schedule l2l --data-parallel 2 --ranks 4 --steps 1 2>&1 | FileCheck %s --check-prefix=RANKS
-// RANKS: --ranks 4: under --schedule l2l each rank runs one data-parallel replica on its own parameter server; give --data-parallel 4
+// RANKS: --ranks 4: under --schedule l2l each rank runs whole data-parallel replicas on its own parameter server; give --data-parallel a multiple of 4

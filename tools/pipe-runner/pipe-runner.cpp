@@ -363,8 +363,11 @@ int main(int argc, char **argv) {
           ": " + message);
       transport->abortJob(pipe_rt::ExitError);
     }
-    training.replicas = replicas;
-    training.replica = transport->rank() / (transport->size() / replicas);
+    // The groups of ranks that draw data: one per replica, or one per rank
+    // where each rank runs several replicas on its parameter server.
+    int ranksPerReplica = std::max(1, transport->size() / replicas);
+    training.replicas = transport->size() / ranksPerReplica;
+    training.replica = transport->rank() / ranksPerReplica;
     distribute(*transport, session, training);
   }
 #endif

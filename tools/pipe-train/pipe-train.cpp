@@ -144,8 +144,8 @@ Output:
                          every step's micro-batches (--batch is per
                          replica): in this process, or with --ranks each on
                          ranks/R ranks; under l2l, R devices streaming from
-                         one parameter server, or with --ranks R one per
-                         rank, each rank's from its own
+                         one parameter server, or with --ranks N, R/N on
+                         each rank, each rank's from its own
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -896,14 +896,13 @@ int main(int argc, char **argv) {
   bool parameterServer = pipe::getScheduleTraits(flags.schedule)
                              .value_or(pipe::ScheduleTraits())
                              .parameterServer;
-  if (flags.ranks > 0 && parameterServer && flags.ranks != flags.dataParallel)
+  if (flags.ranks > 0 && parameterServer &&
+      flags.dataParallel % flags.ranks != 0)
     return fail("--ranks " + std::to_string(flags.ranks) +
                     ": under --schedule " + flags.schedule +
-                    " each rank runs one data-parallel replica on its own "
-                    "parameter server; give --data-parallel " +
-                    std::to_string(flags.ranks) +
-                    " (or --data-parallel R without --ranks: R devices on "
-                    "this host's server)",
+                    " each rank runs whole data-parallel replicas on its own "
+                    "parameter server; give --data-parallel a multiple of " +
+                    std::to_string(flags.ranks),
                 pipe_rt::ExitUsage);
   if (flags.ranks > 0 && flags.target == "cuda")
     return fail("--ranks: GPU runs across ranks need a GPU transport "
