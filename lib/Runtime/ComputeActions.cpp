@@ -559,6 +559,20 @@ int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
   return PIPE_RT_OK;
 }
 
+/// total += `g`, a buffer of any device (pulled to `ctx`'s first).
+int addPeerInto(pipe_rt_device_ctx *ctx, Buffer &total, const BufferPtr &g,
+                const TypeInfo &t, const std::string &what) {
+  RunState &run = *ctx->run;
+  std::string error;
+  BufferPtr local;
+  if (int st = run.transfers->pullPeer(run.memory, ctx->device, g, what.c_str(),
+                                       local, error))
+    return fail(ctx, st, what + ": " + error);
+  if (int st = addInto(total, *local, t, error))
+    return fail(ctx, st, what + ": " + error);
+  return PIPE_RT_OK;
+}
+
 /// sumOverReplicas for replicas in this process: every replica's copy of
 /// the device meets, and each sums the copies' gradients in replica order,
 /// as the ranks of a distributed run do (the same totals, bit for bit).
@@ -585,15 +599,9 @@ int sumOverLocalReplicas(pipe_rt_device_ctx *ctx, int param, int step,
           return st;
         for (int copy : copies) {
           auto it = r.grads.find(copy);
-          if (it == r.grads.end() || !it->second)
-            continue;
-          BufferPtr local;
-          if (int st =
-                  run.transfers->pullPeer(run.memory, ctx->device, it->second,
-                                          what.c_str(), local, error))
-            return fail(ctx, st, what + ": " + error);
-          if (int st = addInto(*total, *local, t, error))
-            return fail(ctx, st, what + ": " + error);
+          if (it != r.grads.end() && it->second)
+            if (int st = addPeerInto(ctx, *total, it->second, t, what))
+              return st;
         }
         std::lock_guard<std::mutex> lock(ds.mu);
         ds.grads[{param, step}] = total;
@@ -911,14 +919,9 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
                      it != r.grads.end()) {
             g = it->second;
           }
-          if (!g)
-            continue;
-          BufferPtr local;
-          if (int st = run.transfers->pullPeer(run.memory, ctx->device, g,
-                                               what.c_str(), local, error))
-            return fail(ctx, st, what + ": " + error);
-          if (int st = addInto(*total, *local, t, error))
-            return fail(ctx, st, what + ": " + error);
+          if (g)
+            if (int st = addPeerInto(ctx, *total, g, t, what))
+              return st;
         }
         std::lock_guard<std::mutex> lock(ds.mu);
         ds.grads[{param, step}] = total;
