@@ -13,6 +13,11 @@
 // RUN: llvm-nm %t/case/program.o | FileCheck %s --check-prefix=NM
 // RUN: pipe-runner %t/case/cpu.so --weights %t/case/weights.safetensors --steps 3 --log-every 1 | FileCheck %s --check-prefix=CPU
 // RUN: not pipe-train --target cuda --compile-only 2>&1 | FileCheck %s --check-prefix=NODIR
+//
+// L2L with two devices on one parameter server lowers its ps.reduce to the
+// runtime's entry point for the GPU too.
+// RUN: pipe-train --schedule l2l --data-parallel 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/dp --compile-only -O 0 --steps 3 > /dev/null
+// RUN: llvm-nm %t/dp/program.o | FileCheck %s --check-prefix=NM-DP
 
 // CHECK: == CUDA artifact in {{.*}}case: program.o/.so (sm_90, GEMMs f32), cpu.so (reference), weights.safetensors, args
 
@@ -30,5 +35,8 @@
 // NM-DAG: T pipe_device_0_1
 
 // CPU: step 3/3
+
+// NM-DP-DAG: U pipe_rt_act_ps_reduce
+// NM-DP-DAG: U pipe_rt_act_ps_update
 
 // NODIR: --target cuda needs --artifact DIR
