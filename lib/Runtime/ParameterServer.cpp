@@ -153,26 +153,67 @@ void ParameterServer::clear() {
   joints.clear();
 }
 
+bool ParameterServer::replicaGradients(int pid, std::vector<float> &all,
+                                       size_t &n) const {
+  n = 0;
+  for (int r = 0; r < replicas; ++r)
+    if (auto it = grads.find({pid, r}); it != grads.end())
+      n = it->second.elements();
+  if (n == 0)
+    return false;
+  all.assign(size_t(replicas) * n, 0.0f);
+  for (int r = 0; r < replicas; ++r) {
+    auto it = grads.find({pid, r});
+    if (it == grads.end())
+      continue;
+    const Gradient &g = it->second;
+    float *at = all.data() + size_t(r) * n;
+    if (g.pushed)
+      addPushed(at, *g.pushed, g.bf16, int64_t(n));
+    else
+      std::copy(g.sum.begin(), g.sum.end(), at);
+  }
+  return true;
+}
+
+void ParameterServer::setReduced(int pid, std::vector<float> total) {
+  for (int r = 1; r < replicas; ++r)
+    grads.erase({pid, r});
+  Gradient &g = grads[{pid, 0}];
+  g.pushed.reset();
+  g.sum = std::move(total);
+}
+
+namespace {
+/// total[i] += the i-th element of each of `blocks` `n`-element blocks, in
+/// block order.
+void addBlocks(std::vector<float> &total, const float *blocks, int count,
+               size_t n) {
+  for (int b = 0; b < count; ++b)
+    for (size_t i = 0; i < n; ++i)
+      total[i] += blocks[size_t(b) * n + i];
+}
+} // namespace
+
+void ParameterServer::reduce(int pid) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<float> all;
+  size_t n;
+  if (!replicaGradients(pid, all, n))
+    return;
+  std::vector<float> total(n, 0.0f);
+  addBlocks(total, all.data(), replicas, n);
+  setReduced(pid, std::move(total));
+}
+
 int ParameterServer::reduceAcrossRanks(RunState &run, int pid, int step,
                                        std::string &error) {
-  // This rank's replicas' gradients, one after the other, in f32.
   std::vector<float> mine;
-  size_t n = 0;
+  size_t n;
   {
     std::lock_guard<std::mutex> lock(mu);
-    for (int r = 0; r < replicas; ++r) {
-      auto it = grads.find({pid, r});
-      if (it == grads.end())
-        return PIPE_RT_OK; // no gradient this step, on every replica alike
-      const Gradient &g = it->second;
-      n = g.pushed ? g.pushed->bytes / (g.bf16 ? 2 : 4) : g.sum.size();
-      mine.resize(size_t(r + 1) * n, 0.0f);
-      float *at = mine.data() + size_t(r) * n;
-      if (g.pushed)
-        addPushed(at, *g.pushed, g.bf16, int64_t(n));
-      else
-        std::copy(g.sum.begin(), g.sum.end(), at);
-    }
+    if (!replicaGradients(pid, mine, n))
+      return PIPE_RT_OK; // no gradient this step, on every replica alike
   }
   // The ps stages' device: every rank runs it.
   int device = run.m->stages[size_t(run.m->paramReaders[pid].front())].device;
@@ -195,16 +236,10 @@ int ParameterServer::reduceAcrossRanks(RunState &run, int pid, int step,
       }
       g = reinterpret_cast<const float *>(theirs[q].data());
     }
-    for (int r = 0; r < replicas; ++r)
-      for (size_t i = 0; i < n; ++i)
-        total[i] += g[size_t(r) * n + i];
+    addBlocks(total, g, replicas, n);
   }
   std::lock_guard<std::mutex> lock(mu);
-  for (int r = 1; r < replicas; ++r)
-    grads.erase({pid, r});
-  Gradient &g = grads[{pid, 0}];
-  g.pushed.reset();
-  g.sum = std::move(total);
+  setReduced(pid, std::move(total));
   return PIPE_RT_OK;
 }
 
@@ -301,27 +336,6 @@ void ParameterServer::pushing(const std::vector<int> &pids, int replica,
   std::lock_guard<std::mutex> lock(mu);
   for (int pid : pids)
     pendingPushes[{pid, replica}].push_back({q, job});
-}
-
-void ParameterServer::reduce(int pid) {
-  std::lock_guard<std::mutex> lock(mu);
-  std::vector<float> total;
-  for (int r = 0; r < replicas; ++r) {
-    auto it = grads.find({pid, r});
-    if (it == grads.end())
-      continue;
-    const Gradient &g = it->second;
-    size_t n = g.pushed ? g.pushed->bytes / (g.bf16 ? 2 : 4) : g.sum.size();
-    total.resize(std::max(total.size(), n), 0.0f);
-    if (g.pushed)
-      addPushed(total.data(), *g.pushed, g.bf16, int64_t(n));
-    else
-      for (size_t i = 0; i < n; ++i)
-        total[i] += g.sum[i];
-    grads.erase(it);
-  }
-  if (!total.empty())
-    grads[{pid, 0}].sum = std::move(total);
 }
 
 int ParameterServer::join(JointKind kind, bool isUpdate, int stage, int step,
@@ -453,11 +467,10 @@ pipe_rt_optim_update ParameterServer::prepare(pipe_rt_session &session, int pid,
   pipe_rt_optim_update u{};
   setParamOptimizer(session, pid, step, u);
   u.step = ps.step + 1;
-  size_t n = grad.sum.size();
+  size_t n = grad.elements();
   u.grad = grad.sum.data();
   u.grad_dtype = PIPE_RT_GRAD_F32;
   if (grad.pushed) {
-    n = grad.pushed->bytes / (grad.bf16 ? 2 : 4);
     u.grad = grad.pushed->data;
     u.grad_dtype = grad.bf16 ? PIPE_RT_GRAD_BF16 : PIPE_RT_GRAD_F32;
   }

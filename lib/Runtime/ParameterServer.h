@@ -195,7 +195,17 @@ private:
     BufferPtr pushed; // host memory from allocHost; null once summed
     bool bf16 = false;
     std::vector<float> sum;
+    size_t elements() const {
+      return pushed ? pushed->bytes / (bf16 ? 2 : 4) : sum.size();
+    }
   };
+  /// Under `mu`: every local replica's gradient of `pid` in f32, one after
+  /// the other, `n` elements each (zeros for a replica that pushed none);
+  /// false when no replica pushed one.
+  bool replicaGradients(int pid, std::vector<float> &all, size_t &n) const;
+  /// Under `mu`: `total` becomes the gradient of `pid` the update applies,
+  /// in replica 0's slot; the other replicas' are dropped.
+  void setReduced(int pid, std::vector<float> total);
   static pipe_rt_optim_update prepare(pipe_rt_session &session, int pid,
                                       int step, Master &master,
                                       const Gradient &grad, bool outOfPlace);
