@@ -114,26 +114,15 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   if (!inputs && !m.inputs.empty())
     return runFail(PIPE_RT_INVALID_ARGUMENT, "no inputs given");
   // Without a transport, the replicas a program was compiled for run in
-  // this process, as devices of one run. Those of a parameter-server
-  // schedule share the host's one copy of the weights: never across ranks.
-  int localReplicas = 1;
-  if (sched.replicas > 1 && sched.hasPsStages() && session->ranks.transport &&
-      session->ranks.ranksPerReplica != 1) {
-    return runFail(PIPE_RT_INVALID_ARGUMENT,
-                   format("its %d data-parallel replicas each keep their "
-                          "weights on their rank's parameter server, so each "
-                          "runs on one rank: launch %d ranks",
-                          sched.replicas, sched.replicas));
-  } else if (sched.replicas > 1 && !session->ranks.transport) {
-    localReplicas = sched.replicas;
-  } else if (!checkScheduleReplicas(sched,
-                                    session->ranks.replicas *
-                                        session->ranks.replicasPerRank,
-                                    session->error)) {
+  // this process, as devices of one run (attachTransport checked the ranks'
+  // layout against the program).
+  if (session->ranks.transport &&
+      !checkScheduleReplicas(sched,
+                             session->ranks.replicas *
+                                 session->ranks.replicasPerRank,
+                             session->error))
     return PIPE_RT_INVALID_ARGUMENT;
-  } else {
-    localReplicas = session->ranks.replicasPerRank;
-  }
+  int localReplicas = inProcessReplicas(*session, sched);
   int slots = sched.devices * localReplicas;
 
   auto run = std::make_unique<RunState>();
@@ -274,13 +263,11 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       error = "the replicas' host reduce and update of " + missing +
               " was not issued by every replica";
     }
-  // Ranks of several replicas each: every loss goes to its replica's
-  // place in the whole run's layout (zero elsewhere), so the ranks'
-  // agreement only gathers them, and the means below add them up in the
-  // same order as one process does.
-  int lossReplicas = localReplicas;
-  if (run->ranks.transport && localReplicas > 1) {
-    lossReplicas = localReplicas * run->ranks.replicas;
+  // Across ranks, every loss goes to its replica's place in the whole
+  // run's layout (zero elsewhere), so the ranks' agreement only gathers
+  // them, and the means below add them up in the order one process does.
+  int lossReplicas = run->totalReplicas();
+  if (run->ranks.transport && lossReplicas > 1) {
     size_t mbs = size_t(sched.microbatches);
     std::vector<float> all(numLosses * lossReplicas, 0.0f);
     std::vector<bool> seen(all.size(), false);
@@ -323,8 +310,8 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                                 int(i / sched.microbatches % lossReplicas))
                              .c_str()
                        : ""));
-  // In-process replicas: each slot reports the mean over the replicas of
-  // that micro-batch of the step, as ranks agree on it (Ranks.cpp).
+  // Each slot reports the mean over the replicas of that micro-batch of the
+  // step.
   if (lossReplicas > 1) {
     std::vector<float> means(numLosses);
     size_t mbs = size_t(sched.microbatches);

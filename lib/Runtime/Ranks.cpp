@@ -387,14 +387,14 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
     return false;
   }
   // A parameter server serves the devices of its process: each rank must
-  // run whole replicas (one replica per rank; their ps.reduce exchanges the
-  // ranks' gradients).
+  // run whole replicas (their ps.reduce exchanges the ranks' gradients).
   if (ranks.ranksPerReplica > 1)
     for (bool ps : sched.psStage)
       if (ps) {
         error = format("schedule '%s' has parameter-server stages, whose "
                        "server serves the devices of its own process: "
-                       "launch one rank per replica (%d)",
+                       "launch a number of ranks that divides its %d "
+                       "replicas",
                        sched.name.c_str(), sched.replicas);
         return false;
       }
@@ -509,9 +509,10 @@ int pipe_rt::exchangeWithReplicas(
 int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
                            std::string &error) {
   Transport &t = *run.ranks.transport;
-  // Two agreements: the sums (each loss is computed on one rank per replica
-  // and is 0 elsewhere, so the sum is exact; the copy counters) and the
-  // maxima (which losses were seen; other ranks' devices' peaks, 0 here).
+  // Two agreements: the sums (each loss slot, one per replica's
+  // micro-batch, is computed on one rank and is 0 elsewhere, so the sum
+  // gathers it exactly; the copy counters) and the maxima (which losses
+  // were seen; other ranks' devices' peaks, 0 here).
   size_t numLosses = run.losses.size();
   std::vector<double> sums(run.losses.begin(), run.losses.end());
   sums.insert(sums.end(), figures.copied.begin(), figures.copied.end());
@@ -524,13 +525,8 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
     return st;
   std::copy(sums.begin() + numLosses, sums.end(), figures.copied.begin());
   std::copy(maxima.begin() + numLosses, maxima.end(), figures.peak.begin());
-  // A slot holds the sum of the replicas' losses of that micro-batch: their
-  // mean stands for all of them (the step's mean is then over every
-  // replica's micro-batches).
   for (size_t i = 0; i < numLosses; ++i) {
-    run.losses[i] = float(sums[i] / (run.ranks.replicasPerRank > 1
-                                         ? 1 // one rank wrote each slot
-                                         : run.ranks.replicas));
+    run.losses[i] = float(sums[i]);
     run.lossSeen[i] = maxima[i] != 0;
   }
   return PIPE_RT_OK;

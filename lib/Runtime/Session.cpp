@@ -46,14 +46,12 @@ unsigned defaultOptimizerThreads(const Manifest &m) {
     if (ranks > 1)
       cores = std::max(1u, unsigned(cores / std::min<long>(ranks, cores)));
   }
-  // In-process replicas of a parameter-server schedule are device threads
-  // of this process too.
+  // In-process replicas are device threads of this process too.
   unsigned busyDevices = 0;
   for (const ScheduleInfo &x : m.schedules)
     if (x.overlapsHostUpdates())
       busyDevices =
-          std::max(busyDevices, unsigned(x.devices) *
-                                    unsigned(x.hasPsStages() ? x.replicas : 1));
+          std::max(busyDevices, unsigned(x.devices) * unsigned(x.replicas));
   return cores > busyDevices ? cores - busyDevices : 1;
 }
 

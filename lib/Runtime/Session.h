@@ -172,6 +172,15 @@ struct pipe_rt_session {
 
 namespace pipe_rt {
 
+/// The data-parallel replicas of `sched` that run in this process: all of
+/// them without a transport, else the rank's share (a parameter-server
+/// program's; 1 otherwise).
+inline int inProcessReplicas(const pipe_rt_session &session,
+                             const ScheduleInfo &sched) {
+  return session.ranks.transport ? session.ranks.replicasPerRank
+                                 : sched.replicas;
+}
+
 /// The weights changed outside a run: no bf16 shadow matches them now.
 inline void invalidatePsShadows(pipe_rt_session &session) {
   for (pipe_rt_session::PsShadow &shadow : session.psShadows)

@@ -171,9 +171,9 @@ private:
   int warmup = -1;
   bool doEval = false; // an eval schedule and held-out data
   int mbs = 1, stepsPerRun = 1, evalMbs = 1, evalSteps = 1;
-  /// Replicas that draw a training step's micro-batches (MPI ranks, or
-  /// in-process replicas of a parameter-server schedule), and the
-  /// in-process replicas of the evaluation schedule.
+  /// Replicas that draw a training step's micro-batches (over the ranks
+  /// and in this process), and the evaluation schedule's replicas in this
+  /// process.
   int replicas = 1, evalReplicas = 1;
   /// A rank's replica's inputs of a run (its share of every step's).
   std::vector<const void *> rankShare;
@@ -271,8 +271,7 @@ bool Trainer::applyParamGroups() {
 }
 
 int Trainer::inProcessReplicas(int schedule) const {
-  const ScheduleInfo &x = m.schedules[size_t(schedule)];
-  return s->ranks.transport ? s->ranks.replicasPerRank : x.replicas;
+  return pipe_rt::inProcessReplicas(*s, m.schedules[size_t(schedule)]);
 }
 
 bool Trainer::pickSchedules() {
