@@ -163,6 +163,13 @@ llvm::Error mlir::pipe::modelgen::verifyConfig(const TransformerConfig &c) {
     fields.push_back({"max-positions", c.maxPositions, 1, big});
   if (c.family == ModelFamily::Bert)
     fields.push_back({"type-vocab", c.typeVocab, 1, big});
+  if (c.classes != 0) {
+    if (c.family != ModelFamily::Gpt2)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "classes: only the GPT-2 family has a sequence-classification head");
+    fields.push_back({"classes", c.classes, 2, big});
+  }
   if (c.family == ModelFamily::T5) {
     fields.push_back({"decoder-layers", c.decoderLayers, 1, 4096});
     fields.push_back({"head-dim", c.getHeadDim(), 1, big});
@@ -239,7 +246,8 @@ mlir::pipe::modelgen::countParameters(const TransformerConfig &c) {
     int64_t layer = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d +
                     (d * ff + ff) + (ff * d + d);
     r.model = embeddings + c.layers * layer + 2 * d; // + ln_f
-    r.taskHead = 0;                                  // LM head tied to wte
+    // LM head tied to wte; a classifier's score has no bias.
+    r.taskHead = c.classes * d;
     return r;
   }
   case ModelFamily::T5: {

@@ -120,7 +120,7 @@ Value ModelBuilder::buildBert(ValueRange args) {
 
 Value ModelBuilder::buildGpt2(ValueRange args) {
   const int64_t d = cfg.dModel, s = cfg.seq, bsz = cfg.batch;
-  Value ids = args[0], labels = args[1];
+  Value ids = args[0];
   site("wte");
   Value wte = weight("transformer.wte.weight", {cfg.vocab, d}, Init::Normal);
   Value x = gather(wte, ids);
@@ -164,10 +164,22 @@ Value ModelBuilder::buildGpt2(ValueRange args) {
   }
   site("ln_f");
   x = layerNormWith("transformer.ln_f.", x, cfg.layerNormF64);
+  if (cfg.classes > 0) {
+    // hidden_states[:, -1] (every sequence is full length) through score.
+    taskHead = true;
+    site("score");
+    Value last = tensor::ExtractSliceOp::create(
+        b, loc, x, indexAttrs({0, s - 1, 0}), indexAttrs({bsz, 1, d}),
+        indexAttrs({1, 1, 1}));
+    last = collapse(last, {{0}, {1, 2}});
+    Value logits = linearT("score.", last, cfg.classes, /*bias=*/false);
+    taskHead = false;
+    return logits;
+  }
   // lm_head: tied to wte, no bias.
   site("lm_head");
   Value logits = contractT(x, wte);
-  return crossEntropy3d(logits, labels);
+  return crossEntropy3d(logits, args[1]);
 }
 
 Value ModelBuilder::buildT5(ValueRange args) {
@@ -334,15 +346,23 @@ llvm::Expected<GeneratedModel> ModelBuilder::build() {
       inputs.push_back(tensorOf({cfg.batch}, i64));
     break;
   case ModelFamily::Gpt2:
-    inputs.push_back(tensorOf({cfg.batch, cfg.seq}, i64));
+    if (cfg.classes == 0)
+      inputs.push_back(tensorOf({cfg.batch, cfg.seq}, i64));
     break;
   case ModelFamily::T5:
     inputs.push_back(tensorOf({cfg.batch, cfg.getDecoderSeq()}, i64));
     inputs.push_back(tensorOf({cfg.batch, cfg.getDecoderSeq()}, i64));
     break;
   }
+  if (cfg.classes > 0 && opts.emitMain)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "a main that prints the loss needs a model returning one; a "
+        "classifier returns logits");
+  Type resultType = cfg.classes > 0 ? tensorOf({cfg.batch, cfg.classes})
+                                    : tensorOf({});
   auto fn = func::FuncOp::create(b, loc, "forward",
-                                 b.getFunctionType(inputs, {tensorOf({})}));
+                                 b.getFunctionType(inputs, {resultType}));
   entry = fn.addEntryBlock();
   {
     OpBuilder::InsertionGuard guard(b);

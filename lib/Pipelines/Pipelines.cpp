@@ -37,6 +37,15 @@ static llvm::Error checkIngestOptions(const IngestPipelineOptions &options) {
   if (llvm::Error err =
           checkOneOf("loss-reduction", options.lossReduction, {"mean", "sum"}))
     return err;
+  for (const std::string &metric : options.metrics) {
+    if (llvm::Error err = checkOneOf("metrics", metric, {"accuracy"}))
+      return err;
+    if (options.loss != "cross-entropy" && options.loss != "nll")
+      return llvm::createStringError(
+          "metrics: " + metric +
+          " needs an attached loss of class scores (loss=cross-entropy or "
+          "nll)");
+  }
   if (llvm::Error err = checkOneOf("granularity", options.granularity,
                                    {"op", "layer", "coarse"}))
     return err;
@@ -58,6 +67,7 @@ llvm::Error pipe::buildLiftPipeline(OpPassManager &pm,
     loss.kind = options.loss;
     loss.reduction = options.lossReduction;
     loss.resultIndex = options.lossResult;
+    loss.metrics.assign(options.metrics.begin(), options.metrics.end());
     pm.addPass(createPipeAttachLoss(loss));
   }
   PipeLiftParamsOptions lift;

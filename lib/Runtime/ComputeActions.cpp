@@ -279,10 +279,20 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
         if (!m.consumers[vid].empty())
           ds.values[std::make_tuple(vid, step, mb)] = {
               locals[vid], int(m.consumers[vid].size())};
-        if (vid != m.lossValue)
-          continue;
         size_t idx = microbatchIndex(run, ctx, step, mb);
         std::string error;
+        for (size_t k = 0; k < m.metrics.size(); ++k) {
+          if (m.metrics[k].value != vid)
+            continue;
+          int64_t *counts = &run.metricCounts[(idx * m.metrics.size() + k) * 2];
+          if (int st = run.memory.toHost(Lane::Compute, counts, *locals[vid],
+                                         2 * sizeof(int64_t), error))
+            return fail(ctx, st,
+                        what + ": reading metric '" + m.metrics[k].name +
+                            "': " + error);
+        }
+        if (vid != m.lossValue)
+          continue;
         if (int st = run.memory.toHost(Lane::Compute, &run.losses[idx],
                                        *locals[vid], 4, error))
           return fail(ctx, st, what + ": reading the loss: " + error);

@@ -133,7 +133,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   run->inputs = inputs;
   size_t numLosses = size_t(sched.steps) * sched.microbatches;
   run->losses.assign(numLosses * localReplicas, 0.0f);
-  run->lossSeen.assign(numLosses * localReplicas, false);
+  run->lossSeen.assign(numLosses * localReplicas, 0);
+  run->metricCounts.assign(numLosses * localReplicas * m.metrics.size() * 2,
+                           0);
   run->trackVersions = sched.keepsWeightVersions;
   run->ranks = session->ranks;
   run->localReplicas = localReplicas;
@@ -270,7 +272,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   if (run->ranks.transport && lossReplicas > 1) {
     size_t mbs = size_t(sched.microbatches);
     std::vector<float> all(numLosses * lossReplicas, 0.0f);
-    std::vector<bool> seen(all.size(), false);
+    std::vector<uint8_t> seen(all.size(), 0);
     for (size_t i = 0; i < run->losses.size(); ++i) {
       size_t step = i / mbs / localReplicas, mb = i % mbs;
       size_t replica = run->ranks.replica() * localReplicas +
@@ -282,6 +284,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     run->losses = std::move(all);
     run->lossSeen = std::move(seen);
   }
+  run->metricTotals.assign(m.metrics.size() * 2, 0);
+  for (size_t i = 0; i < run->metricCounts.size(); ++i)
+    run->metricTotals[i % run->metricTotals.size()] += run->metricCounts[i];
   if (status == PIPE_RT_OK && run->ranks.transport)
     status = agreeAfterRun(*run, figures, error);
   for (int d = 0; d < sched.devices && d < int(session->peak.size()); ++d)
@@ -376,6 +381,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   }
   if (losses)
     std::copy_n(run->losses.begin(), numLosses, losses);
+  session->metricTotals = std::move(run->metricTotals);
   session->error.clear();
   return PIPE_RT_OK;
 }

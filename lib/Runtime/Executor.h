@@ -91,7 +91,13 @@ struct RunState {
   std::vector<std::unique_ptr<pipe_rt_device_ctx>> ctxs;
   const void *const *inputs = nullptr;
   std::vector<float> losses;
-  std::vector<bool> lossSeen;
+  /// Per loss slot (bytes, not bits: devices of several replicas write
+  /// their slots concurrently).
+  std::vector<uint8_t> lossSeen;
+  /// Per loss slot, the task metrics' counts (2 per metric,
+  /// Manifest::metrics order); metricTotals sums them over the run (and
+  /// across ranks).
+  std::vector<int64_t> metricCounts, metricTotals;
   bool trackVersions = false;
   /// param id -> devices holding a copy (devices of non-ps stages reading
   /// it).

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -299,6 +300,25 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
       const TypeInfo &t = m.types[m.valueTypes[m.lossValue]];
       if (t.dtype != DType::F32 || t.numel != 1)
         return lp.fail("the loss must be an f32 scalar");
+    } else if (kind == "metric") {
+      Manifest::Metric metric;
+      if (m.lossValue < 0)
+        return lp.fail("'metric' before the 'loss' record");
+      if (!lp.integer(metric.value, "value id", 0, numValues - 1) ||
+          !lp.word(metric.name, "name") || !lp.done())
+        return false;
+      for (char c : metric.name)
+        if (!std::isalnum((unsigned char)c) && c != '_' && c != '-' && c != '.')
+          return lp.fail("metric name '" + metric.name +
+                         "': letters, digits, '_', '-' and '.' only");
+      const TypeInfo &t = m.types[m.valueTypes[metric.value]];
+      if (t.dtype != DType::I64 || t.shape != std::vector<int64_t>{2})
+        return lp.fail("metric '" + metric.name +
+                       "' must be an i64 [2] tensor of counts");
+      for (const Manifest::Metric &other : m.metrics)
+        if (other.name == metric.name || other.value == metric.value)
+          return lp.fail("second metric '" + metric.name + "'");
+      m.metrics.push_back(std::move(metric));
     } else if (kind == "function") {
       FunctionInfo f;
       if (!lp.id(m.functions.size(), "function id") ||

@@ -111,6 +111,13 @@ struct Manifest {
   std::vector<InputRange> inputRanges; // graph input k -> its range
   int lossValue = -1;
   double lossSeed = 1;
+  /// Task metrics: counts [hits, counted] (i64 [2]) the trainer reports as
+  /// hits / counted.
+  struct Metric {
+    std::string name;
+    int value = -1;
+  };
+  std::vector<Metric> metrics;
   std::vector<FunctionInfo> functions;
   std::vector<RunInfo> runs;
   std::vector<StageInfo> stages;

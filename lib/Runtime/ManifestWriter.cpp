@@ -92,6 +92,13 @@ void ManifestWriter::loss(int value, double seed) {
   line += '\n';
 }
 
+void ManifestWriter::metric(int value, const std::string &name) {
+  std::string &line = record(ManifestSection::Loss, "metric");
+  appendInt(line, value);
+  appendWord(line, name);
+  line += '\n';
+}
+
 void ManifestWriter::function(int id, const std::string &symbol,
                               const std::vector<int64_t> &args,
                               const std::vector<int64_t> &results) {

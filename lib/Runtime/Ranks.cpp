@@ -516,6 +516,9 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
   size_t numLosses = run.losses.size();
   std::vector<double> sums(run.losses.begin(), run.losses.end());
   sums.insert(sums.end(), figures.copied.begin(), figures.copied.end());
+  // Metric counts add up across ranks like the copy counters (exact in a
+  // double below 2^53).
+  sums.insert(sums.end(), run.metricTotals.begin(), run.metricTotals.end());
   std::vector<int64_t> maxima(run.lossSeen.begin(), run.lossSeen.end());
   maxima.insert(maxima.end(), figures.peak.begin(), figures.peak.end());
   const char *what = "the agreement after the run";
@@ -523,7 +526,10 @@ int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,
     return st;
   if (int st = agreeMax(t, maxima.data(), maxima.size(), what, error))
     return st;
-  std::copy(sums.begin() + numLosses, sums.end(), figures.copied.begin());
+  auto copiedEnd = sums.begin() + numLosses + figures.copied.size();
+  std::copy(sums.begin() + numLosses, copiedEnd, figures.copied.begin());
+  std::transform(copiedEnd, sums.end(), run.metricTotals.begin(),
+                 [](double v) { return int64_t(v); });
   std::copy(maxima.begin() + numLosses, maxima.end(), figures.peak.begin());
   for (size_t i = 0; i < numLosses; ++i) {
     run.losses[i] = float(sums[i]);

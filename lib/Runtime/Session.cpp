@@ -395,6 +395,26 @@ unsigned pipe_rt_session_optimizer_threads(pipe_rt_session *session) {
   return session ? pipe_rt_host_optimizer_num_threads(session->optimizer) : 0;
 }
 
+int pipe_rt_session_num_metrics(pipe_rt_session *session) {
+  return session ? int(session->manifest.metrics.size()) : 0;
+}
+
+int pipe_rt_session_metric(pipe_rt_session *session, int metric,
+                           const char **name, int64_t *hits,
+                           int64_t *counted) {
+  if (!session || metric < 0 ||
+      metric >= int(session->manifest.metrics.size()))
+    return PIPE_RT_INVALID_ARGUMENT;
+  if (name)
+    *name = session->manifest.metrics[metric].name.c_str();
+  bool ran = session->metricTotals.size() == session->manifest.metrics.size() * 2;
+  if (hits)
+    *hits = ran ? session->metricTotals[2 * metric] : 0;
+  if (counted)
+    *counted = ran ? session->metricTotals[2 * metric + 1] : 0;
+  return PIPE_RT_OK;
+}
+
 uint64_t pipe_rt_session_peak_bytes(pipe_rt_session *session, int device) {
   if (!session || device < 0 || device >= int(session->peak.size()))
     return 0;

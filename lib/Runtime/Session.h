@@ -150,6 +150,8 @@ struct pipe_rt_session {
   ~pipe_rt_session();
   pipe_rt_host_optimizer *optimizer = nullptr;
   std::vector<uint64_t> peak; // per device, over every run
+  /// The last successful run's task metric counts (pipe_rt_session_metric).
+  std::vector<int64_t> metricTotals;
   /// Bytes copied per device and Lane over every run
   /// (pipe_rt_session_copy_bytes; sized by the first run).
   std::vector<std::array<uint64_t, 3>> copyBytes;

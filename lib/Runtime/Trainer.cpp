@@ -151,6 +151,8 @@ private:
   bool cutLog(int64_t start);
   bool writeLog(const std::string &line);
   bool evaluate(int64_t step, double &loss);
+  /// The last evaluation's metrics as JSON members (",\"eval_accuracy\":x").
+  std::string evalMetricsJson() const;
   bool checkpoint(int64_t step, bool periodic);
   bool share(int64_t step);
   int64_t sharedStep = -1;
@@ -423,6 +425,8 @@ bool Trainer::evaluate(int64_t step, double &loss) {
     runs = (data->evalMicrobatches() + drawn - 1) / drawn;
   std::vector<float> losses(static_cast<size_t>(perRun));
   double sum = 0;
+  int numMetrics = pipe_rt_session_num_metrics(s);
+  std::vector<int64_t> hits(numMetrics, 0), counted(numMetrics, 0);
   for (int64_t r = 0; r < runs; ++r) {
     const void *const *in = data->eval(r * drawn, drawn);
     if (pipe_rt_session_run(s, eval, in, losses.data()) != PIPE_RT_OK)
@@ -430,13 +434,37 @@ bool Trainer::evaluate(int64_t step, double &loss) {
                   pipe_rt_session_error(s));
     for (float l : losses)
       sum += l;
+    for (int k = 0; k < numMetrics; ++k) {
+      int64_t h = 0, c = 0;
+      pipe_rt_session_metric(s, k, nullptr, &h, &c);
+      hits[k] += h;
+      counted[k] += c;
+    }
   }
   loss = sum / double(runs * perRun);
   lastEval = step;
   summary.evalLoss = loss;
-  print(format("eval step %lld: loss %.4f (%lld micro-batches)",
-               (long long)step, loss, (long long)(runs * drawn)));
+  summary.evalMetrics.clear();
+  std::string metricsText;
+  for (int k = 0; k < numMetrics; ++k) {
+    const char *name = "";
+    pipe_rt_session_metric(s, k, &name, nullptr, nullptr);
+    double value = counted[k] ? double(hits[k]) / double(counted[k]) : NAN;
+    summary.evalMetrics.emplace_back(name, value);
+    metricsText += format(", %s %.4f (%lld/%lld)", name, value,
+                          (long long)hits[k], (long long)counted[k]);
+  }
+  print(format("eval step %lld: loss %.4f%s (%lld micro-batches)",
+               (long long)step, loss, metricsText.c_str(),
+               (long long)(runs * drawn)));
   return true;
+}
+
+std::string Trainer::evalMetricsJson() const {
+  std::string out;
+  for (const auto &[name, value] : summary.evalMetrics)
+    out += ",\"eval_" + name + "\":" + jsonNumber(value);
+  return out;
 }
 
 TrainerState Trainer::state(int64_t step) const {
@@ -855,7 +883,7 @@ bool Trainer::run() {
                  summary.unit == "tok" ? "tokens" : "samples",
                  jsonNumber(rate).c_str(), jsonNumber(since(t0)).c_str());
       if (evalNow && k == runSteps - 1)
-        rec += ",\"eval_loss\":" + jsonNumber(evalLoss);
+        rec += ",\"eval_loss\":" + jsonNumber(evalLoss) + evalMetricsJson();
       if (!writeLog(rec + "}\n"))
         return false;
     }
@@ -1017,6 +1045,8 @@ std::string formatSummary(const TrainerSummary &r) {
   out +=
       "\n  eval loss: " +
       (std::isnan(r.evalLoss) ? std::string("-") : format("%.4f", r.evalLoss));
+  for (const auto &[name, value] : r.evalMetrics)
+    out += format("\n  eval %s: %.4f", name.c_str(), value);
   out += format("\n  throughput: %.0f %s/s, wall time %s", r.itemsPerSecond,
                 r.unit.c_str(), duration(r.wallSeconds).c_str());
   out += "\n  peak memory:";

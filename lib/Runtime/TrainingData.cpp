@@ -6,7 +6,9 @@
 // o+T]. Training windows start at offsets drawn uniformly from the training
 // split; evaluation windows tile the held-out split with stride T.
 //
-// Safetensors data: rows of pre-made inputs, used in order.
+// Safetensors data: rows of pre-made inputs, used in order: micro-batches
+// [N, B, ...], or samples [S, ...] taken B at a time (a remainder of fewer
+// than B samples is not used).
 //
 //===----------------------------------------------------------------------===//
 
@@ -250,27 +252,40 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
       for (char &c : want)
         c = char(std::toupper(static_cast<unsigned char>(c)));
       const std::vector<int64_t> &shape = inputs[k].shape;
-      std::vector<int64_t> expect = {-1};
-      expect.insert(expect.end(), shape.begin(), shape.end());
-      bool shapeOk =
-          t->shape.size() == expect.size() && !t->shape.empty() &&
-          t->shape[0] >= 1 &&
-          std::equal(shape.begin(), shape.end(), t->shape.begin() + 1);
-      if (t->dtype != want || !shapeOk) {
+      // [N, shape...]: N micro-batches. [S, shape[1:]...]: S samples, read
+      // as S / B micro-batches of the program's B (the same bytes).
+      int64_t rows = -1;
+      if (t->shape.size() == shape.size() + 1 &&
+          std::equal(shape.begin(), shape.end(), t->shape.begin() + 1))
+        rows = t->shape[0];
+      else if (!shape.empty() && t->shape.size() == shape.size() &&
+               shape[0] > 0 &&
+               std::equal(shape.begin() + 1, shape.end(),
+                          t->shape.begin() + 1))
+        rows = t->shape[0] / shape[0];
+      if (t->dtype != want || rows < 1) {
         std::string s = formatShape(shape);
         error = path + ": tensor '" + name + "' is " + t->dtype + " " +
                 formatShape(t->shape) + ", input " + std::to_string(k) +
                 " of the program needs " + want + " [N" +
-                (shape.empty() ? "" : ", ") + s.substr(1) + " with N >= 1";
+                (shape.empty() ? "" : ", ") + s.substr(1) +
+                " (N >= 1 micro-batches)";
+        if (!shape.empty())
+          error += " or [S" +
+                   formatShape(std::vector<int64_t>(shape.begin() + 1,
+                                                    shape.end()))
+                       .substr(1)
+                       .insert(0, shape.size() > 1 ? ", " : "") +
+                   " (S >= " + std::to_string(shape[0]) + " samples)";
         return false;
       }
-      if (count >= 0 && t->shape[0] != count) {
-        error = path + ": tensor '" + name + "' has " +
-                std::to_string(t->shape[0]) + " rows, '" + prefix + "0' has " +
+      if (count >= 0 && rows != count) {
+        error = path + ": tensor '" + name + "' has " + std::to_string(rows) +
+                " micro-batches, '" + prefix + "0' has " +
                 std::to_string(count);
         return false;
       }
-      count = t->shape[0];
+      count = rows;
       base.push_back(d->file.data.data() + t->begin);
       if (!checkRows(path, name, k, inputs[k], base.back(), count, error))
         return false;

@@ -77,6 +77,7 @@ void mlir::pipe::setIngestOptions(const ModelIngestFlags &flags,
   options.loss = flags.loss;
   options.lossReduction = flags.lossReduction;
   options.lossResult = unsigned(flags.lossResult);
+  options.metrics = ArrayRef<std::string>(flags.metrics);
   options.init = flags.init;
   options.initSeed = uint64_t(flags.initSeed);
   options.freeze = ArrayRef<std::string>(flags.freeze);

@@ -1,5 +1,5 @@
-"""Safetensors files with the standard library (and torch tensors when
-given them). Same layout as the project's C++ writer
+"""Safetensors files with the standard library (and torch tensors or NumPy
+arrays when given them). Same layout as the project's C++ writer
 (docs/safetensors.md): `__metadata__` first, tensors by decreasing element
 size then name, naturally aligned, header padded with spaces to 8 bytes."""
 
@@ -16,10 +16,14 @@ _DTYPES = {  # torch dtype name -> (safetensors dtype, bytes)
 
 
 def _describe(tensor) -> Tuple[str, int, list, bytes]:
+    """A torch tensor or a NumPy array (little-endian bytes, C order)."""
     name = str(tensor.dtype).replace("torch.", "")
     if name not in _DTYPES:
         raise ValueError(f"unsupported dtype {tensor.dtype}")
     dtype, size = _DTYPES[name]
+    if not hasattr(tensor, "detach"):
+        data = tensor.astype(tensor.dtype.newbyteorder("<"), order="C")
+        return dtype, size, [int(s) for s in tensor.shape], data.tobytes()
     data = tensor.detach().contiguous().cpu()
     if name == "bfloat16":
         raw = data.view(__import__("torch").int16).numpy().tobytes()

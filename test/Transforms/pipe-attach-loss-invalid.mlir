@@ -4,11 +4,17 @@
 // RUN: not pipe-opt %s -split-input-file --pipe-attach-loss=reduction=none 2>&1 | FileCheck %s --check-prefix=RED
 // RUN: not pipe-opt %s -split-input-file --pipe-attach-loss=func=missing 2>&1 | FileCheck %s --check-prefix=FUNC
 // RUN: not pipe-opt %s -split-input-file "--pipe-attach-loss=func=scores result=1" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not pipe-opt %s -split-input-file --pipe-attach-loss=metrics=top5 2>&1 | FileCheck %s --check-prefix=METRIC
+// RUN: not pipe-opt %s -split-input-file "--pipe-attach-loss=metrics=accuracy,accuracy" 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not pipe-opt %s -split-input-file "--pipe-attach-loss=kind=mse metrics=accuracy" 2>&1 | FileCheck %s --check-prefix=MSE
 
 // KIND: error: pipe-attach-loss: unknown kind 'hinge' (cross-entropy, mse or nll)
 // RED: error: pipe-attach-loss: unknown reduction 'none' (mean or sum)
 // FUNC: error: pipe-attach-loss: no function @missing with a body in the module
 // RANGE: error: 'func.func' op pipe-attach-loss: result 1 is out of range: @scores has 1 results
+// METRIC: error: pipe-attach-loss: unknown metric 'top5' (accuracy)
+// TWICE: error: pipe-attach-loss: metric 'accuracy' named twice
+// MSE: error: pipe-attach-loss: metric 'accuracy' needs class scores (cross-entropy or nll), not mse
 
 // expected-error @+1 {{pipe-attach-loss: result 0 is out of range: @f has 0 results}}
 func.func @f(%x: tensor<4x3xf32>) {

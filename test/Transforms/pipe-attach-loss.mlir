@@ -4,6 +4,8 @@
 // RUN: pipe-opt %s "--pipe-attach-loss=func=two kind=mse" | FileCheck %s --check-prefix=MSE
 // RUN: pipe-opt %s "--pipe-attach-loss=func=two kind=mse reduction=sum" | FileCheck %s --check-prefix=MSESUM
 // RUN: pipe-opt %s "--pipe-attach-loss=func=vec" | FileCheck %s --check-prefix=VEC
+// RUN: pipe-opt %s "--pipe-attach-loss=func=seq metrics=accuracy" | FileCheck %s --check-prefix=ACC
+// RUN: pipe-opt %s "--pipe-attach-loss=func=two result=1 metrics=accuracy" --pipe-lift-params --pipe-form-blocks=func=two --pipe-differentiate | FileCheck %s --check-prefix=ACCDIFF
 // The result is what the rest of ingestion accepts as a loss.
 // RUN: pipe-opt %s "--pipe-attach-loss=func=two result=1" --pipe-lift-params --pipe-form-blocks=func=two --pipe-differentiate | FileCheck %s --check-prefix=DIFF
 
@@ -106,3 +108,28 @@ func.func @seq(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
 func.func @vec(%x: tensor<5xf64>) -> tensor<5xf64> {
   return %x : tensor<5xf64>
 }
+
+// metrics=accuracy: after the loss, the counts [hits, counted] of the
+// [6, 5] scores against the [6] targets, in one generic reducing over the
+// rows (d0) for both slots (d1): a counted target (not -100) is a hit when
+// its score is at least its row's maximum.
+// ACC-LABEL: func.func @seq(%arg0: tensor<2x3x5xf32>, %arg1: tensor<2x3xi64>) -> (tensor<f32>, tensor<2xi64> {pipe.metric = "accuracy"})
+// ACC: %[[SCORES:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x3x5xf32> into tensor<6x5xf32>
+// ACC: %[[TARGETS:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<2x3xi64> into tensor<6xi64>
+// ACC: arith.divf
+// ACC: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[SCORES]] : tensor<6x5xf32>)
+// ACC: arith.maximumf
+// ACC: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<2xi64>) -> tensor<2xi64>
+// ACC: %[[COUNTS:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel"]} ins(%[[TARGETS]], %[[MAX]] : tensor<6xi64>, tensor<6x1xf32>) outs(%[[ZERO]] : tensor<2xi64>)
+// ACC: arith.cmpi ne
+// ACC: tensor.extract %[[SCORES]]
+// ACC: arith.cmpf oge
+// ACC: linalg.index 1 : index
+// ACC: arith.extui {{.*}} : i1 to i64
+// ACC: arith.addi
+// ACC: return %{{.*}}, %[[COUNTS]] : tensor<f32>, tensor<2xi64>
+
+// The metric survives block formation as a graph result, and
+// differentiation seeds only the loss.
+// ACCDIFF: pipe.graph @two(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4xi64>) -> (tensor<f32> {pipe.loss_seed = 1.000000e+00 : f32}, tensor<2xi64> {pipe.metric = "accuracy"})
+// ACCDIFF: pipe.return %{{.*}}, %{{.*}} : tensor<f32>, tensor<2xi64>

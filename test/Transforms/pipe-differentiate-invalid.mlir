@@ -72,10 +72,46 @@ pipe.graph @g() -> tensor<1xf32> {
 pipe.block @id (%x: tensor<4xf32>) -> tensor<4xf32> {
   pipe.return %x : tensor<4xf32>
 }
-// expected-error @+1 {{must return exactly one scalar float loss (a one-element tensor) to be differentiated; an inference function returning logits or activations gets one from --pipe-attach-loss (pipe-train --loss)}}
+// expected-error @+1 {{must return a scalar float loss (a one-element tensor) first to be differentiated; an inference function returning logits or activations gets one from --pipe-attach-loss (pipe-train --loss)}}
 pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = pipe.run "i" @id(%x) : (tensor<4xf32>) -> tensor<4xf32>
   pipe.return %y : tensor<4xf32>
+}
+
+// -----
+
+// After the loss, only task metrics: tensor<2xi64> counts marked pipe.metric.
+pipe.block @sum (%x: tensor<4xf32>) -> tensor<f32> {
+  %z = arith.constant dense<0.0> : tensor<f32>
+  %s = linalg.reduce ins(%x : tensor<4xf32>) outs(%z : tensor<f32>) dimensions = [0]
+    (%a: f32, %b: f32) {
+      %t = arith.addf %a, %b : f32
+      linalg.yield %t : f32
+    }
+  pipe.return %s : tensor<f32>
+}
+// expected-error @+1 {{result 1 ('tensor<4xf32>') is not a task metric: after the loss, a graph returns only tensor<2xi64> counts marked pipe.metric (--pipe-attach-loss metrics=)}}
+pipe.graph @g(%x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %l = pipe.run "s" @sum(%x) : (tensor<4xf32>) -> tensor<f32>
+  pipe.return %l, %x : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// An unmarked tensor<2xi64> is not a metric either.
+pipe.block @sum (%x: tensor<4xf32>) -> tensor<f32> {
+  %z = arith.constant dense<0.0> : tensor<f32>
+  %s = linalg.reduce ins(%x : tensor<4xf32>) outs(%z : tensor<f32>) dimensions = [0]
+    (%a: f32, %b: f32) {
+      %t = arith.addf %a, %b : f32
+      linalg.yield %t : f32
+    }
+  pipe.return %s : tensor<f32>
+}
+// expected-error @+1 {{result 1 ('tensor<2xi64>') is not a task metric}}
+pipe.graph @g(%x: tensor<4xf32>, %c: tensor<2xi64>) -> (tensor<f32>, tensor<2xi64>) {
+  %l = pipe.run "s" @sum(%x) : (tensor<4xf32>) -> tensor<f32>
+  pipe.return %l, %c : tensor<f32>, tensor<2xi64>
 }
 
 // -----

@@ -17,6 +17,33 @@
 // RUN: pipe-train %t/mse/model.mlir --loss mse --loss-reduction sum --loss-result 1 --devices 1 --data %t/mse/data.safetensors --steps 3 --log-every 1 --log-json %t/mse/sum.jsonl | FileCheck %s
 // RUN: %python %S/Inputs/attach-loss-mlp.py check %t/mse mse sum %t/mse/sum.jsonl 4 | FileCheck %s --check-prefix=REF
 
+// --metric accuracy: the evaluation's accuracy of the initial weights (--lr 0)
+// equals NumPy's count, on one device, across a 2-device pipeline, with 2
+// in-process replicas, and with nll; the log and the summary carry it.
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --metric accuracy --devices 1 --data %t/ce/data.safetensors --steps 1 --eval-every 1 --lr 0 --min-lr 0 --log-json %t/ce/acc1.jsonl | FileCheck %s --check-prefix=ACC
+// RUN: %python %S/Inputs/attach-loss-mlp.py accuracy %t/ce %t/ce/acc1.jsonl | FileCheck %s --check-prefix=ACCREF
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --metric accuracy --devices 2 --granularity op --microbatches 2 --batch 8 --data %t/ce/data.safetensors --steps 1 --eval-every 1 --lr 0 --min-lr 0 --log-json %t/ce/acc2.jsonl | FileCheck %s --check-prefix=ACC
+// RUN: %python %S/Inputs/attach-loss-mlp.py accuracy %t/ce %t/ce/acc2.jsonl | FileCheck %s --check-prefix=ACCREF
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --metric accuracy --devices 1 --data-parallel 2 --data %t/ce/data.safetensors --steps 1 --eval-every 1 --lr 0 --min-lr 0 --log-json %t/ce/acc-dp.jsonl | FileCheck %s --check-prefix=ACC
+// RUN: %python %S/Inputs/attach-loss-mlp.py accuracy %t/ce %t/ce/acc-dp.jsonl | FileCheck %s --check-prefix=ACCREF
+// RUN: pipe-train %t/nll/model.mlir --loss nll --loss-result 1 --metric accuracy --devices 1 --data %t/nll/data.safetensors --steps 1 --eval-every 1 --lr 0 --min-lr 0 --log-json %t/nll/acc.jsonl | FileCheck %s --check-prefix=ACC
+// RUN: %python %S/Inputs/attach-loss-mlp.py accuracy %t/nll %t/nll/acc.jsonl | FileCheck %s --check-prefix=ACCREF
+// The compiled artifact carries the metric (a manifest `metric` record):
+// pipe-runner reports the same accuracy.
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --metric accuracy --devices 1 --artifact %t/ce/art --compile-only > /dev/null
+// RUN: pipe-runner %t/ce/art/program.so --weights %t/ce/art/weights.safetensors --data %t/ce/data.safetensors --steps 1 --eval-every 1 --lr 0 --log-json %t/ce/acc-runner.jsonl | FileCheck %s --check-prefix=ACC
+// RUN: %python %S/Inputs/attach-loss-mlp.py accuracy %t/ce %t/ce/acc-runner.jsonl | FileCheck %s --check-prefix=ACCREF
+// --metric needs a loss of class scores.
+// RUN: %expect_error --exit 2 -- pipe-train %t/ce/model.mlir --metric accuracy 2>&1 | FileCheck %s --check-prefix=METNOLOSS
+// RUN: %expect_error --exit 2 -- pipe-train %t/mse/model.mlir --loss mse --loss-result 1 --metric accuracy --devices 1 --data %t/mse/data.safetensors 2>&1 | FileCheck %s --check-prefix=METMSE
+// RUN: %expect_error --exit 2 -- pipe-train %t/ce/model.mlir --loss nll --metric top5 2>&1 | FileCheck %s --check-prefix=METBAD
+// ACC: eval step 1: loss {{[0-9.]+}}, accuracy {{[0-9.]+}} ({{[0-9]+}}/{{[0-9]+}})
+// ACC: eval accuracy:
+// ACCREF: accuracy matches NumPy ({{[0-9]+}} of 15)
+// METNOLOSS: pipe-train: --metric needs an attached loss of class scores (--loss cross-entropy or nll, or --classes)
+// METMSE: metrics: accuracy needs an attached loss of class scores (loss=cross-entropy or nll)
+// METBAD: pipe-train: --metric wants one of accuracy; got 'top5'
+
 // Without --loss the export stops at differentiation, naming the option.
 // RUN: %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --devices 1 --data %t/ce/data.safetensors --steps 3 2>&1 | FileCheck %s --check-prefix=NOLOSS
 // Bad values are command-line errors naming the flag.
@@ -44,7 +71,7 @@
 // TARGET: target-9223372036854775807.safetensors: tensor 'input1' row 1 element 3: value 9223372036854775807 is outside
 // TARGET: target--9223372036854775808.safetensors: tensor 'input1' row 1 element 3: value -9223372036854775808 is outside
 // REF: loss matches PyTorch
-// NOLOSS: model.mlir:{{[0-9]+}}:{{[0-9]+}}: error: {{.*}}must return exactly one scalar float loss {{.*}}--pipe-attach-loss (pipe-train --loss)
+// NOLOSS: model.mlir:{{[0-9]+}}:{{[0-9]+}}: error: {{.*}}must return a scalar float loss {{.*}}--pipe-attach-loss (pipe-train --loss)
 // BADKIND: pipe-train: --loss wants one of cross-entropy, nll, mse; got 'hinge'
 // BADRED: pipe-train: --loss-reduction wants one of mean, sum; got 'none'
 // BADRES: pipe-train: --loss-result wants an integer in [0, 4096], got '-1'

@@ -76,6 +76,11 @@ static cl::opt<bool> optLayerNormF64(
 static cl::opt<bool> optPooler("pooler",
                                cl::desc("BERT pooler + NSP head (default on)"),
                                cl::cat(genCat));
+static cl::opt<int64_t> optClasses(
+    "classes",
+    cl::desc("GPT-2: a sequence classifier over this many classes (score "
+             "head on the last position; returns logits, no loss)"),
+    cl::cat(genCat));
 static cl::opt<bool>
     optRelativeBias("relative-bias",
                     cl::desc("T5 relative position bias (default on)"),
@@ -188,6 +193,11 @@ int main(int argc, char **argv) {
     if (cfg.family != ModelFamily::Bert)
       return fail("--pooler applies to BERT models only");
     cfg.pooler = optPooler;
+  }
+  if (optClasses.getNumOccurrences()) {
+    if (cfg.family != ModelFamily::Gpt2)
+      return fail("--classes applies to GPT-2 models only");
+    cfg.classes = optClasses;
   }
   if (optRelativeBias.getNumOccurrences()) {
     if (cfg.family != ModelFamily::T5)

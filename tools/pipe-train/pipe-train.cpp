@@ -71,12 +71,20 @@ Model:
   --batch N              samples per optimizer step (default 16; split into
                          the micro-batches). A MODEL.mlir fixes the
                          micro-batch size itself.
+  --classes C            the generated GPT as a sequence classifier: the
+                         last position through score.weight [C, d]; trains
+                         on cross-entropy against labels (the data's last
+                         input, [N] ids in [0, C)) and reports accuracy
+                         (docs/finetune.md)
   --loss KIND            MODEL.mlir returns logits or activations: train on
                          this loss of them against a new last input, the
                          target (cross-entropy, nll, mse; --pipe-attach-loss)
   --loss-reduction R     mean (default) or sum
   --loss-result N        which result of the function the loss reads
                          (default 0)
+  --metric accuracy      with --loss cross-entropy or nll: also report the
+                         share of targets whose score is the row's largest
+                         at every evaluation (repeatable)
   --init KIND            initialise the weights MODEL.mlir has no data for
                          (elided): normal, xavier-uniform, kaiming-uniform,
                          zeros; by use: matrices by their fans, biases zero,
@@ -162,6 +170,7 @@ Training options are those of pipe-runner, with other defaults here:
 struct CompileFlags : pipe::ModelIngestFlags {
   std::string model, preset, artifact, emitScheduled;
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
+  int64_t classes = 0; // --classes: the generated GPT as a classifier
   bool sizesGiven = false;
   int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4,
           l2lSteps = 4;
@@ -275,12 +284,16 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.seq), flags.sizesGiven = true;
     else if (a == "--batch")
       ok = count(flags.batch);
+    else if (a == "--classes")
+      ok = count(flags.classes, 2, 1 << 22);
     else if (a == "--loss")
       ok = oneOf(flags.loss, {"cross-entropy", "nll", "mse"});
     else if (a == "--loss-reduction")
       ok = oneOf(flags.lossReduction, {"mean", "sum"});
     else if (a == "--loss-result")
       ok = count(flags.lossResult, 0, 4096);
+    else if (a == "--metric")
+      ok = oneOf(flags.metrics.emplace_back(), {"accuracy"});
     else if (a == "--init")
       ok = oneOf(flags.init,
                  {"normal", "xavier-uniform", "kaiming-uniform", "zeros"});
@@ -402,6 +415,7 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
       return false;
     }
     config.batch = flags.batch / flags.microbatches;
+    config.classes = flags.classes;
     if (llvm::Error err = modelgen::verifyConfig(config)) {
       error = llvm::toString(std::move(err));
       return false;
@@ -885,10 +899,27 @@ int main(int argc, char **argv) {
     return fail("--init applies to a MODEL.mlir; the generated models "
                 "come with their weights",
                 pipe_rt::ExitUsage);
-  if (!flags.loss.empty() && flags.model.empty())
+  if (flags.classes > 0 && !flags.model.empty())
+    return fail("--classes applies to the generated GPT models; a "
+                "MODEL.mlir returning class scores takes --loss "
+                "cross-entropy --metric accuracy",
+                pipe_rt::ExitUsage);
+  if (!flags.loss.empty() && flags.model.empty() && flags.classes == 0)
     return fail("--loss applies to a MODEL.mlir; the generated models "
                 "already return their loss",
                 pipe_rt::ExitUsage);
+  if (!flags.metrics.empty() && flags.loss.empty() && flags.classes == 0)
+    return fail("--metric needs an attached loss of class scores (--loss "
+                "cross-entropy or nll, or --classes)",
+                pipe_rt::ExitUsage);
+  // A classifier returns logits: it trains on their cross-entropy against
+  // the labels (the last input) and reports its accuracy.
+  if (flags.classes > 0) {
+    if (flags.loss.empty())
+      flags.loss = "cross-entropy";
+    if (flags.metrics.empty())
+      flags.metrics.push_back("accuracy");
+  }
   if (flags.target == "cuda" && flags.artifact.empty())
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",

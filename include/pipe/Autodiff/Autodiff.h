@@ -49,6 +49,11 @@ inline constexpr llvm::StringLiteral kBackwardAttr = "pipe.backward";
 inline constexpr llvm::StringLiteral kSavedResultsAttr = "pipe.saved_results";
 inline constexpr llvm::StringLiteral kRecomputeAttr = "pipe.recompute";
 inline constexpr llvm::StringLiteral kLossSeedAttr = "pipe.loss_seed";
+/// On a graph (or function) result after the loss: a task metric the
+/// trainer reports, not differentiated. Its value names the metric
+/// ("accuracy"); the result is a tensor<2xi64> of counts [hits, counted],
+/// summed over micro-batches.
+inline constexpr llvm::StringLiteral kMetricAttr = "pipe.metric";
 inline constexpr llvm::StringLiteral kSavedBytesAttr = "pipe.saved_bytes";
 inline constexpr llvm::StringLiteral kFlopsAttr = "pipe.flops";
 /// Parameter positions of a block that every run binds to a frozen

@@ -91,6 +91,13 @@ struct TransformerConfig {
   int64_t batch = 2;
   /// BERT: pooler (dense + tanh on token 0) and with it the NSP head.
   bool pooler = true;
+  /// GPT-2 as a sequence classifier when > 0 (Hugging Face's
+  /// GPT2ForSequenceClassification): the last position's final hidden
+  /// state through `score.weight` [classes, d] (no bias); the function takes
+  /// the ids only and returns the logits [batch, classes], an inference
+  /// graph a loss is attached to (pipe-attach-loss). 0: the language model,
+  /// returning its loss.
+  int64_t classes = 0;
   /// Layer norm variance accumulated in f64 (arith.extf in the reduction,
   /// as torch-mlir emits for some reductions). BERT only, default on.
   bool layerNormF64 = false;

@@ -37,6 +37,10 @@ struct IngestPipelineOptions
       *this, "loss-result",
       llvm::cl::desc("Which result of the function the attached loss reads"),
       llvm::cl::init(0)};
+  ListOption<std::string> metrics{
+      *this, "metrics",
+      llvm::cl::desc("Task metrics the attached loss also returns "
+                     "(accuracy; pipe-attach-loss metrics=)")};
   Option<std::string> init{
       *this, "init",
       llvm::cl::desc("Initialise the weights without data (pipe-lift-params "

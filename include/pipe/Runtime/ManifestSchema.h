@@ -19,6 +19,8 @@
 //       each element of input k is in [0, bound) or one of the exempt
 //       values (pipe.index_bound / pipe.index_exempt, docs/host-lowering.md)
 //   loss <vid> <seed>                            scalar loss, its cotangent
+//   metric <vid> <name>                          optional, after the loss: a
+//       task metric, i64 [2] counts [hits, counted] (pipe.metric)
 //   function <fid> <symbol> <nargs> <tid>... <nresults> <tid>...
 //   run <rid> <name> <forward-fid> <bwd-input-fid|-1> <bwd-weight-fid|-1>
 //       <nsaved> <nparams> <pid>... <ninputs> <vid>... <noutputs> <vid>...
@@ -61,7 +63,8 @@ constexpr const char *kManifestMagic = "pipe-program";
 ///   1: the first schema.
 ///   2: `versions` (a schedule keeps weight versions).
 ///   3: `replicas` (data-parallel copies of a schedule).
-constexpr int kManifestVersion = 3;
+///   4: `metric` (task metrics beside the loss).
+constexpr int kManifestVersion = 4;
 
 /// Record kinds in section order: a record may not follow one of a later
 /// section. device, ps and owns share the schedule's section (one group per
@@ -89,6 +92,7 @@ inline int getManifestSection(const std::string &keyword) {
       {"type", ManifestSection::Type},         {"param", ManifestSection::Param},
       {"value", ManifestSection::Value},       {"input", ManifestSection::Input},
       {"range", ManifestSection::Range},       {"loss", ManifestSection::Loss},
+      {"metric", ManifestSection::Loss},
       {"function", ManifestSection::Function}, {"run", ManifestSection::Run},
       {"fused", ManifestSection::Fused},       {"stage", ManifestSection::Stage},
       {"edge", ManifestSection::Edge},
@@ -126,6 +130,7 @@ public:
   void input(int k, int value);
   void range(int k, int64_t bound, const std::vector<int64_t> &exempt);
   void loss(int value, double seed);
+  void metric(int value, const std::string &name);
   void function(int id, const std::string &symbol,
                 const std::vector<int64_t> &args,
                 const std::vector<int64_t> &results);

@@ -165,6 +165,9 @@ struct TrainerSummary {
   double trainLoss = 0;
   /// Last evaluation's loss; NaN if none ran.
   double evalLoss = 0;
+  /// Last evaluation's task metrics (name, hits / counted), in the
+  /// program's order; empty if none ran or the program reports none.
+  std::vector<std::pair<std::string, double>> evalMetrics;
   /// Training throughput of this call (tokens or samples, see `unit`).
   double itemsPerSecond = 0;
   std::string unit; // "tok" or "samples"

@@ -69,11 +69,12 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context,
                                 std::string &error);
 
 /// What a tool's flags say about turning a MODEL.mlir into a trainable
-/// graph (pipe-train's --loss, --loss-reduction, --loss-result, --init,
+/// graph (pipe-train's --loss, --loss-reduction, --loss-result, --metric, --init,
 /// --init-seed, --freeze). The defaults are the ingest pipeline's.
 struct ModelIngestFlags {
   std::string loss, lossReduction = "mean";
   int64_t lossResult = 0;
+  std::vector<std::string> metrics; // --metric, with --loss
   std::string init;
   int64_t initSeed = 0;
   std::vector<std::string> freeze;

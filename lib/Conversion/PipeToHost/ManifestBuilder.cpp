@@ -217,7 +217,7 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
   }
 
   Operation *terminator = graph.getBody().front().getTerminator();
-  if (terminator->getNumOperands() == 1) {
+  if (terminator->getNumOperands() >= 1) {
     Value loss = terminator->getOperand(0);
     auto type = cast<RankedTensorType>(loss.getType());
     if (type.getRank() == 0 && type.getElementType().isF32()) {
@@ -225,6 +225,16 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
       if (auto attr = graph.getResultAttrOfType<FloatAttr>(0, kLossSeedAttr))
         seed = attr.getValueAsDouble();
       writer.loss(valueIds.lookup(loss), seed);
+      for (unsigned i = 1; i < terminator->getNumOperands(); ++i) {
+        auto name = graph.getResultAttrOfType<StringAttr>(i, kMetricAttr);
+        if (!name)
+          continue;
+        if (name.getValue().empty() || hasWhitespace(name.getValue()))
+          return graph.emitOpError("metric name '")
+                 << name.getValue() << "' of result " << i
+                 << " cannot be exported";
+        writer.metric(valueIds.lookup(terminator->getOperand(i)), name.str());
+      }
     }
   }
 

@@ -30,7 +30,7 @@
 // micro-batch 1 (flag 1); device 0 splits one backward into its input and
 // weight parts.
 
-// MAN:      pipe-program 3
+// MAN:      pipe-program 4
 // MAN-NEXT: type 0 f32 2 8 8
 // MAN-NEXT: type 1 f32 2 4 8
 // MAN-NEXT: type 2 f32 0
@@ -79,7 +79,7 @@
 // The module keeps only the manifest, the ABI version and functions.
 // CHECK-LABEL: module
 // CHECK-NOT:   pipe.
-// CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 3\0A
+// CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0A
 // CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(2 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
@@ -322,7 +322,7 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // loaded from and pushed to the parameter server, boundary activations
 // offloaded and prefetched, every forward recomputed before its backward.
 
-// MAN:      pipe-program 3
+// MAN:      pipe-program 4
 // MAN:      stage 0 s0 0 1 0
 // MAN-NEXT: stage 1 s1 0 1 1
 // MAN-NEXT: stage 2 s2 0 1 2
@@ -522,7 +522,7 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // (s2) owns its update; pipe.reduce_grad names the param id. A second,
 // forward-only schedule on the same placement keeps nothing.
 
-// MAN:      pipe-program 3
+// MAN:      pipe-program 4
 // MAN-NEXT: type 0 f32 2 8 8
 // MAN-NEXT: type 1 f32 2 4 8
 // MAN-NEXT: type 2 f32 0

@@ -4,6 +4,7 @@
     attach-loss-mlp.py make DIR KIND
     attach-loss-mlp.py check DIR KIND REDUCTION LOG.jsonl MICROBATCHES
     attach-loss-mlp.py target DIR VALUE
+    attach-loss-mlp.py accuracy DIR LOG.jsonl
 
 `make` writes DIR/model.mlir, a hand-written linalg-on-tensors export of
 x[4,8] -> linear(8,16) -> relu -> linear(16,5) returning (hidden, logits)
@@ -15,6 +16,11 @@ weights and data (the mean over the first MICROBATCHES rows) and compares
 it with the first "loss" of the JSON log (tolerance 1e-4 relative).
 `target` writes DIR/target-VALUE.safetensors, the cross-entropy data with
 row 1 element 3 of `input1` set to VALUE (range checks of the targets).
+For the class kinds, `make` also writes the same rows as the held-out split
+(`eval_input0`, `eval_input1`); `accuracy` recomputes the accuracy of the
+initial weights on them with NumPy (a hit: the target's score is its row's
+largest; -100 not counted) and compares it with the last "eval_accuracy"
+of the JSON log (a run at --lr 0), exactly.
 """
 import json
 import struct
@@ -126,8 +132,10 @@ def main(argv):
         with open(argv[2] + "/model.mlir", "w") as f:
             f.write(model())
         x, y = data(argv[3])
-        write_safetensors(argv[2] + "/data.safetensors",
-                          {"input0": x, "input1": y})
+        tensors = {"input0": x, "input1": y}
+        if argv[3] != "mse":
+            tensors.update({"eval_input0": x, "eval_input1": y})
+        write_safetensors(argv[2] + "/data.safetensors", tensors)
     elif len(argv) == 4 and argv[1] == "target":
         x, y = data("cross-entropy")
         y[1, 3] = int(argv[3])
@@ -143,6 +151,21 @@ def main(argv):
                      % (kind, reduction, got, want))
         print("%s %s: loss matches PyTorch (%.9g, PyTorch %.9g)"
               % (kind, reduction, got, want))
+    elif len(argv) == 4 and argv[1] == "accuracy":
+        w1, b1, w2, b2 = weights()
+        x, y = data("cross-entropy")
+        logits = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+        counted = y != -100
+        picked = np.take_along_axis(logits, np.where(counted, y, 0)[..., None],
+                                    axis=-1)[..., 0]
+        hits = int(np.sum(counted & (picked >= logits.max(axis=-1))))
+        want = hits / int(counted.sum())
+        with open(argv[3]) as f:
+            got = [json.loads(l) for l in f if "eval_accuracy" in l][-1]
+        if got["eval_accuracy"] != want:
+            sys.exit("accuracy %r, NumPy %r (%d of %d)"
+                     % (got["eval_accuracy"], want, hits, counted.sum()))
+        print("accuracy matches NumPy (%d of %d)" % (hits, counted.sum()))
     else:
         sys.exit(__doc__)
 

@@ -75,4 +75,52 @@ TEST(Manifest, ReplicasRecord) {
   EXPECT_NE(error.find("replicas"), std::string::npos) << error;
 }
 
+/// Task metrics: i64 [2] counts after the loss, named with a word; the
+/// reader refuses a metric before the loss, of another type, with an odd
+/// name, or named twice.
+TEST(Manifest, MetricRecord) {
+  auto manifest = [](bool loss, int type, const std::string &name,
+                     bool twice) {
+    pipe_rt::ManifestWriter writer;
+    writer.type(0, "f32", {});
+    writer.type(1, "i64", {2});
+    writer.type(2, "i64", {3});
+    writer.value(0, 0);
+    writer.value(1, type);
+    writer.value(2, type);
+    if (loss)
+      writer.loss(0, 1.0);
+    writer.metric(1, name);
+    if (twice)
+      writer.metric(2, name);
+    return writer.str();
+  };
+  pipe_rt::Manifest m;
+  std::string error;
+  ASSERT_TRUE(pipe_rt::parseManifest(
+      manifest(true, 1, "accuracy", false).c_str(), m, error))
+      << error;
+  ASSERT_EQ(m.metrics.size(), 1u);
+  EXPECT_EQ(m.metrics[0].name, "accuracy");
+  EXPECT_EQ(m.metrics[0].value, 1);
+  struct Bad {
+    bool loss;
+    int type;
+    const char *name;
+    bool twice;
+    const char *message;
+  } bad[] = {
+      {false, 1, "accuracy", false, "'metric' before the 'loss' record"},
+      {true, 2, "accuracy", false, "must be an i64 [2] tensor of counts"},
+      {true, 1, "acc\"x", false, "letters, digits"},
+      {true, 1, "accuracy", true, "second metric 'accuracy'"},
+  };
+  for (const Bad &b : bad) {
+    m = pipe_rt::Manifest();
+    EXPECT_FALSE(pipe_rt::parseManifest(
+        manifest(b.loss, b.type, b.name, b.twice).c_str(), m, error));
+    EXPECT_NE(error.find(b.message), std::string::npos) << error;
+  }
+}
+
 } // namespace

@@ -91,6 +91,53 @@ TEST(TrainingData, SafetensorsIdsInRange) {
       << error;
 }
 
+/// Tensors of samples [S, ...] (one dimension fewer than the micro-batch
+/// layout [N, B, ...]) are read B samples at a time, the same bytes; a
+/// remainder of fewer than B samples is not used, and fewer than B samples
+/// in all, or another trailing shape, are refused naming both layouts.
+TEST(TrainingData, SafetensorsSamplesTakenAMicroBatchAtATime) {
+  std::vector<int64_t> ids(5 * 3), labels(5);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = int64_t(i % 64);
+  for (size_t i = 0; i < labels.size(); ++i)
+    labels[i] = int64_t(i);
+  std::vector<pipe_rt::InputSpec> inputs = {{"i64", {2, 3}}, {"i64", {2}}};
+  auto write = [&](const std::string &name, int64_t samples,
+                   int64_t width) {
+    std::string path = tempPath(name), error;
+    EXPECT_TRUE(pipe_rt::writeSafetensors(
+        path,
+        {{"input0", "I64", {samples, width}, ids.data()},
+         {"input1", "I64", {samples}, labels.data()}},
+        error))
+        << error;
+    return path;
+  };
+  pipe_rt::DataSpec spec;
+  spec.path = write("samples.safetensors", 5, 3);
+  std::string error;
+  auto data = pipe_rt::TrainingData::open(spec, inputs, error);
+  ASSERT_TRUE(data) << error;
+  EXPECT_EQ(data->trainSize(), 2);
+  const void *const *mb = data->train(1, 1);
+  EXPECT_EQ(static_cast<const int64_t *>(mb[0])[0], ids[6]);
+  EXPECT_EQ(static_cast<const int64_t *>(mb[1])[1], labels[3]);
+  std::remove(spec.path.c_str());
+
+  spec.path = write("too-few.safetensors", 1, 3);
+  EXPECT_FALSE(pipe_rt::TrainingData::open(spec, inputs, error));
+  EXPECT_NE(error.find("tensor 'input0' is I64 [1, 3], input 0 of the "
+                       "program needs I64 [N, 2, 3] (N >= 1 micro-batches) "
+                       "or [S, 3] (S >= 2 samples)"),
+            std::string::npos)
+      << error;
+  std::remove(spec.path.c_str());
+  spec.path = write("wide.safetensors", 5, 2);
+  EXPECT_FALSE(pipe_rt::TrainingData::open(spec, inputs, error));
+  EXPECT_NE(error.find("is I64 [5, 2]"), std::string::npos) << error;
+  std::remove(spec.path.c_str());
+}
+
 TEST(TrainingData, TextBytesInRange) {
   std::string path = tempPath("text.txt"), error;
   {

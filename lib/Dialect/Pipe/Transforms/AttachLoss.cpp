@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipe/Autodiff/Autodiff.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -235,6 +236,51 @@ struct LossBuilder {
     return divide(total, sumAll(weights));
   }
 
+  /// Accuracy counts [hits, counted] (tensor<2xi64>) of class scores
+  /// [N, C] against class indices [N]: one generic reduces over the rows
+  /// (d0) for both counts (d1), so the metric is one value.
+  Value accuracyCounts(Value scores, Value target) {
+    MLIRContext *ctx = b.getContext();
+    const llvm::fltSemantics &sem = cast<FloatType>(ft).getFloatSemantics();
+    Value rowMax =
+        reduceLast(scores, cstF(APFloat::getInf(sem, /*Negative=*/true)),
+                   [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     return arith::MaximumFOp::create(nb, l, a[0], a[1]);
+                   });
+    Type i64 = b.getI64Type();
+    Value ignore = cstI64(kIgnoreIndex), zeroI = cstI64(0);
+    AffineExpr row = getAffineDimExpr(0, ctx), slot = getAffineDimExpr(1, ctx);
+    AffineMap targetMap = AffineMap::get(2, 0, {row}, ctx);
+    AffineMap maxMap =
+        AffineMap::get(2, 0, {row, getAffineConstantExpr(0, ctx)}, ctx);
+    AffineMap outMap = AffineMap::get(2, 0, {slot}, ctx);
+    return generic(
+        tensorOf({2}, i64), {target, rowMax}, {targetMap, maxMap}, outMap,
+        {utils::IteratorType::reduction, utils::IteratorType::parallel},
+        filled({2}, zeroI), [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
+                                              a[0], ignore);
+          Value safe = arith::SelectOp::create(nb, l, valid, a[0], zeroI);
+          Value col =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
+          Value r = linalg::IndexOp::create(nb, l, 0);
+          Value score =
+              tensor::ExtractOp::create(nb, l, scores, ValueRange{r, col});
+          Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE,
+                                            score, a[1]);
+          // Slot 0 counts hits, slot 1 every counted target.
+          Value s = linalg::IndexOp::create(nb, l, 1);
+          Value zeroIdx = arith::ConstantIndexOp::create(nb, l, 0);
+          Value isHits = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, s, zeroIdx);
+          Value trueI1 = arith::ConstantIntOp::create(nb, l, 1, 1);
+          Value pick = arith::SelectOp::create(nb, l, isHits, hit, trueI1);
+          Value counted = arith::AndIOp::create(nb, l, valid, pick);
+          Value one = arith::ExtUIOp::create(nb, l, i64, counted);
+          return arith::AddIOp::create(nb, l, a[2], one).getResult();
+        });
+  }
+
   /// mse_loss of two tensors flattened to [M].
   Value mse(Value x, Value target, bool mean) {
     Value diff =
@@ -268,6 +314,24 @@ struct AttachLossPass
       module.emitError("pipe-attach-loss: unknown reduction '")
           << reduction << "' (mean or sum)";
       return signalPassFailure();
+    }
+    for (const std::string &metric : metrics) {
+      if (llvm::count(metrics, metric) > 1) {
+        module.emitError("pipe-attach-loss: metric '")
+            << metric << "' named twice";
+        return signalPassFailure();
+      }
+      if (metric != "accuracy") {
+        module.emitError("pipe-attach-loss: unknown metric '")
+            << metric << "' (accuracy)";
+        return signalPassFailure();
+      }
+      if (kind == "mse") {
+        module.emitError("pipe-attach-loss: metric '")
+            << metric << "' needs class scores (cross-entropy or nll), not "
+            << kind;
+        return signalPassFailure();
+      }
     }
     func::FuncOp func = findFunction(module);
     if (!func || failed(attach(func)))
@@ -347,6 +411,7 @@ struct AttachLossPass
     LossBuilder lb{b, ret.getLoc(), type.getElementType()};
     bool mean = reduction == "mean";
     Value loss;
+    SmallVector<Value> metricValues;
     if (classes) {
       // Separate statements: the order of argument evaluation is open, and
       // it would be the order of the ops.
@@ -354,16 +419,27 @@ struct AttachLossPass
       Value logp = kind == "nll" ? scores : lb.logSoftmax(scores);
       Value indices = lb.flatten(target);
       loss = lb.nll(logp, indices, mean);
+      for (size_t i = 0; i < metrics.size(); ++i)
+        metricValues.push_back(lb.accuracyCounts(scores, indices));
     } else {
       Value flat = lb.flatten(output);
       Value flatTarget = lb.flatten(target);
       loss = lb.mse(flat, flatTarget, mean);
     }
-    func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss});
+    SmallVector<Value> results{loss};
+    llvm::append_range(results, metricValues);
+    func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     if (failed(func.eraseResults(llvm::BitVector(numResults, true))) ||
         failed(func.insertResult(0, loss.getType(), {})))
       return failure();
+    for (auto [i, metric] : llvm::enumerate(metrics)) {
+      Value v = metricValues[i];
+      if (failed(func.insertResult(i + 1, v.getType(), {})))
+        return failure();
+      func.setResultAttr(i + 1, pipe::autodiff::kMetricAttr,
+                         StringAttr::get(&getContext(), metric));
+    }
     // The results that are no longer returned: drop what only they used.
     for (Operation &op :
          llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))

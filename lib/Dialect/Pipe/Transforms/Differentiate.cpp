@@ -153,18 +153,29 @@ struct DifferentiatePass
     return success();
   }
 
-  /// The graph's only result is the loss; its cotangent is 1.0.
+  /// The graph's first result is the loss; its cotangent is 1.0. Any
+  /// others are task metrics (kMetricAttr), which get no cotangent.
   LogicalResult markLoss(GraphOp graph) {
     ArrayRef<Type> results = graph.getResultTypes();
-    auto type = results.size() == 1
-                    ? dyn_cast<RankedTensorType>(results.front())
-                    : RankedTensorType();
+    auto type = !results.empty() ? dyn_cast<RankedTensorType>(results.front())
+                                 : RankedTensorType();
     if (!type || !isa<FloatType>(type.getElementType()) ||
         !type.hasStaticShape() || type.getNumElements() != 1)
       return graph.emitOpError(
-          "must return exactly one scalar float loss (a one-element tensor) "
+          "must return a scalar float loss (a one-element tensor) first "
           "to be differentiated; an inference function returning logits or "
           "activations gets one from --pipe-attach-loss (pipe-train --loss)");
+    for (unsigned i = 1; i < results.size(); ++i) {
+      auto metric = dyn_cast<RankedTensorType>(results[i]);
+      if (!graph.getResultAttrOfType<StringAttr>(i, kMetricAttr) || !metric ||
+          metric.getShape() != ArrayRef<int64_t>{2} ||
+          !metric.getElementType().isInteger(64))
+        return graph.emitOpError("result ")
+               << i << " (" << results[i]
+               << ") is not a task metric: after the loss, a graph returns "
+                  "only tensor<2xi64> counts marked "
+               << kMetricAttr << " (--pipe-attach-loss metrics=)";
+    }
     graph.setResultAttr(0, kLossSeedAttr,
                         FloatAttr::get(type.getElementType(), 1.0));
     return success();

@@ -127,7 +127,7 @@ struct LowerGraphToFuncPass
     }
 
     // Gradient: forward, then backward blocks in reverse order.
-    if (graphResults.size() != 1 || !graph.getResultAttr(0, kLossSeedAttr))
+    if (graphResults.empty() || !graph.getResultAttr(0, kLossSeedAttr))
       return graph.emitOpError("has no loss marked with ")
              << kLossSeedAttr << "; run --pipe-differentiate first";
     auto lossType = cast<RankedTensorType>(graphResults.front());

@@ -143,6 +143,13 @@ def PipeAttachLoss : Pass<"pipe-attach-loss", "ModuleOp"> {
     (`mse`); `reduction=sum` returns the sum. Both are PyTorch's defaults
     for the same `reduction`.
 
+    `metrics=accuracy` (`cross-entropy` and `nll`) also returns, after the
+    loss, a `tensor<2xi64>` of counts `[hits, counted]` marked
+    `pipe.metric = "accuracy"`: a counted target (not -100) is a hit when
+    its score is the largest of its row (ties count as hits). It is not
+    differentiated; the trainer sums the counts over micro-batches and
+    reports hits / counted at evaluation.
+
     ```mlir
     func.func @forward(%x: tensor<8x16xf32>) -> tensor<8x10xf32>
     // with kind=cross-entropy becomes
@@ -161,6 +168,8 @@ def PipeAttachLoss : Pass<"pipe-attach-loss", "ModuleOp"> {
            "Reduction over the samples: mean or sum">,
     Option<"resultIndex", "result", "unsigned", /*default=*/"0",
            "Which result of the function the loss reads">,
+    ListOption<"metrics", "metrics", "std::string",
+               "Task metrics returned after the loss: accuracy">,
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Function to rewrite (default: the only public function with a "
            "body)">,
