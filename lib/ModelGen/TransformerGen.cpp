@@ -359,8 +359,8 @@ llvm::Expected<GeneratedModel> ModelBuilder::build() {
         llvm::inconvertibleErrorCode(),
         "a main that prints the loss needs a model returning one; a "
         "classifier returns logits");
-  Type resultType = cfg.classes > 0 ? tensorOf({cfg.batch, cfg.classes})
-                                    : tensorOf({});
+  Type resultType =
+      cfg.classes > 0 ? tensorOf({cfg.batch, cfg.classes}) : tensorOf({});
   auto fn = func::FuncOp::create(b, loc, "forward",
                                  b.getFunctionType(inputs, {resultType}));
   entry = fn.addEntryBlock();

@@ -134,8 +134,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   size_t numLosses = size_t(sched.steps) * sched.microbatches;
   run->losses.assign(numLosses * localReplicas, 0.0f);
   run->lossSeen.assign(numLosses * localReplicas, 0);
-  run->metricCounts.assign(numLosses * localReplicas * m.metrics.size() * 2,
-                           0);
+  run->metricCounts.assign(numLosses * localReplicas * m.metrics.size() * 2, 0);
   run->trackVersions = sched.keepsWeightVersions;
   run->ranks = session->ranks;
   run->localReplicas = localReplicas;

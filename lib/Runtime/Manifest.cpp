@@ -11,8 +11,8 @@
 #include "pipe/Runtime/ManifestSchema.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>

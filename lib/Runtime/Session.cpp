@@ -400,14 +400,13 @@ int pipe_rt_session_num_metrics(pipe_rt_session *session) {
 }
 
 int pipe_rt_session_metric(pipe_rt_session *session, int metric,
-                           const char **name, int64_t *hits,
-                           int64_t *counted) {
-  if (!session || metric < 0 ||
-      metric >= int(session->manifest.metrics.size()))
+                           const char **name, int64_t *hits, int64_t *counted) {
+  if (!session || metric < 0 || metric >= int(session->manifest.metrics.size()))
     return PIPE_RT_INVALID_ARGUMENT;
   if (name)
     *name = session->manifest.metrics[metric].name.c_str();
-  bool ran = session->metricTotals.size() == session->manifest.metrics.size() * 2;
+  bool ran =
+      session->metricTotals.size() == session->manifest.metrics.size() * 2;
   if (hits)
     *hits = ran ? session->metricTotals[2 * metric] : 0;
   if (counted)

@@ -260,8 +260,7 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
         rows = t->shape[0];
       else if (!shape.empty() && t->shape.size() == shape.size() &&
                shape[0] > 0 &&
-               std::equal(shape.begin() + 1, shape.end(),
-                          t->shape.begin() + 1))
+               std::equal(shape.begin() + 1, shape.end(), t->shape.begin() + 1))
         rows = t->shape[0] / shape[0];
       if (t->dtype != want || rows < 1) {
         std::string s = formatShape(shape);
@@ -271,12 +270,12 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
                 (shape.empty() ? "" : ", ") + s.substr(1) +
                 " (N >= 1 micro-batches)";
         if (!shape.empty())
-          error += " or [S" +
-                   formatShape(std::vector<int64_t>(shape.begin() + 1,
-                                                    shape.end()))
-                       .substr(1)
-                       .insert(0, shape.size() > 1 ? ", " : "") +
-                   " (S >= " + std::to_string(shape[0]) + " samples)";
+          error +=
+              " or [S" +
+              formatShape(std::vector<int64_t>(shape.begin() + 1, shape.end()))
+                  .substr(1)
+                  .insert(0, shape.size() > 1 ? ", " : "") +
+              " (S >= " + std::to_string(shape[0]) + " samples)";
         return false;
       }
       if (count >= 0 && rows != count) {

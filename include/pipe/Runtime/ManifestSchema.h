@@ -89,18 +89,25 @@ constexpr int kNumManifestSections = int(ManifestSection::End) + 1;
 /// The section of record `keyword`, or -1 for an unknown record.
 inline int getManifestSection(const std::string &keyword) {
   static const std::pair<const char *, ManifestSection> records[] = {
-      {"type", ManifestSection::Type},         {"param", ManifestSection::Param},
-      {"value", ManifestSection::Value},       {"input", ManifestSection::Input},
-      {"range", ManifestSection::Range},       {"loss", ManifestSection::Loss},
+      {"type", ManifestSection::Type},
+      {"param", ManifestSection::Param},
+      {"value", ManifestSection::Value},
+      {"input", ManifestSection::Input},
+      {"range", ManifestSection::Range},
+      {"loss", ManifestSection::Loss},
       {"metric", ManifestSection::Loss},
-      {"function", ManifestSection::Function}, {"run", ManifestSection::Run},
-      {"fused", ManifestSection::Fused},       {"stage", ManifestSection::Stage},
+      {"function", ManifestSection::Function},
+      {"run", ManifestSection::Run},
+      {"fused", ManifestSection::Fused},
+      {"stage", ManifestSection::Stage},
       {"edge", ManifestSection::Edge},
       {"schedule", ManifestSection::Schedule},
-      {"device", ManifestSection::Schedule},   {"ps", ManifestSection::Schedule},
+      {"device", ManifestSection::Schedule},
+      {"ps", ManifestSection::Schedule},
       {"versions", ManifestSection::Schedule},
       {"replicas", ManifestSection::Schedule},
-      {"owns", ManifestSection::Schedule},     {"end", ManifestSection::End}};
+      {"owns", ManifestSection::Schedule},
+      {"end", ManifestSection::End}};
   for (const auto &[name, section] : records)
     if (keyword == name)
       return int(section);

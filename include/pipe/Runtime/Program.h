@@ -271,8 +271,7 @@ int pipe_rt_session_num_metrics(pipe_rt_session *session);
 /// (and replicas and ranks) of the last successful run; the metric is
 /// hits / counted (0 and 0 before any run). Any pointer may be null.
 int pipe_rt_session_metric(pipe_rt_session *session, int metric,
-                           const char **name, int64_t *hits,
-                           int64_t *counted);
+                           const char **name, int64_t *hits, int64_t *counted);
 
 /// Peak bytes in use on `device` over the session.
 uint64_t pipe_rt_session_peak_bytes(pipe_rt_session *session, int device);

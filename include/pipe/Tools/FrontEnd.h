@@ -69,7 +69,8 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context,
                                 std::string &error);
 
 /// What a tool's flags say about turning a MODEL.mlir into a trainable
-/// graph (pipe-train's --loss, --loss-reduction, --loss-result, --metric, --init,
+/// graph (pipe-train's --loss, --loss-reduction, --loss-result, --metric,
+/// --init,
 /// --init-seed, --freeze). The defaults are the ingest pipeline's.
 struct ModelIngestFlags {
   std::string loss, lossReduction = "mean";

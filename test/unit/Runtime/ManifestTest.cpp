@@ -79,8 +79,7 @@ TEST(Manifest, ReplicasRecord) {
 /// reader refuses a metric before the loss, of another type, with an odd
 /// name, or named twice.
 TEST(Manifest, MetricRecord) {
-  auto manifest = [](bool loss, int type, const std::string &name,
-                     bool twice) {
+  auto manifest = [](bool loss, int type, const std::string &name, bool twice) {
     pipe_rt::ManifestWriter writer;
     writer.type(0, "f32", {});
     writer.type(1, "i64", {2});

@@ -102,8 +102,7 @@ TEST(TrainingData, SafetensorsSamplesTakenAMicroBatchAtATime) {
   for (size_t i = 0; i < labels.size(); ++i)
     labels[i] = int64_t(i);
   std::vector<pipe_rt::InputSpec> inputs = {{"i64", {2, 3}}, {"i64", {2}}};
-  auto write = [&](const std::string &name, int64_t samples,
-                   int64_t width) {
+  auto write = [&](const std::string &name, int64_t samples, int64_t width) {
     std::string path = tempPath(name), error;
     EXPECT_TRUE(pipe_rt::writeSafetensors(
         path,

@@ -271,8 +271,8 @@ struct LossBuilder {
           // Slot 0 counts hits, slot 1 every counted target.
           Value s = linalg::IndexOp::create(nb, l, 1);
           Value zeroIdx = arith::ConstantIndexOp::create(nb, l, 0);
-          Value isHits = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::eq, s, zeroIdx);
+          Value isHits = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               s, zeroIdx);
           Value trueI1 = arith::ConstantIntOp::create(nb, l, 1, 1);
           Value pick = arith::SelectOp::create(nb, l, isHits, hit, trueI1);
           Value counted = arith::AndIOp::create(nb, l, valid, pick);
