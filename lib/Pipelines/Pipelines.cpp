@@ -115,7 +115,7 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
         "partitioner: '" + options.partitioner + "' is not a partitioner (" +
         partitioning::getPartitionerNames() + ")");
   if (llvm::Error err = checkOneOf("async-weights", options.asyncWeights,
-                                   {"stash", "stale"}))
+                                   {"stash", "stale", "predict"}))
     return err;
   if (llvm::Error err =
           checkOneOf("l2l-update", options.hostUpdate,

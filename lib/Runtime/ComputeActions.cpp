@@ -155,6 +155,77 @@ int getParam(pipe_rt_device_ctx *ctx, int pid, int version,
   return PIPE_RT_OK;
 }
 
+/// Weight prediction (pipe.forward `predict`): `value`, the latest weights
+/// of param `pid` after `version` updates, extrapolated `ahead` updates
+/// along the optimizer's current direction with no new gradient (FTPipe's
+/// weight prediction), into a new buffer the forward computes on; the true
+/// weights are untouched. Update k ahead uses the learning rate of its own
+/// step. Momentum SGD: w - sum_k lr_k m^k v (v the momentum buffer; no
+/// weight-decay or dampening term, as FTPipe). AdamW: k = 1..ahead AdamW
+/// steps with exp_avg decayed by beta1^k and exp_avg_sq as it is. Without
+/// optimizer state yet (no update so far, or plain SGD) the copy equals the
+/// weights.
+int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
+                 const BufferPtr &value, const std::string &what,
+                 BufferPtr &out) {
+  RunState &run = *ctx->run;
+  const ParamInfo &p = run.m->params[pid];
+  const TypeInfo &t = run.m->types[p.type];
+  std::string error;
+  if (t.dtype != DType::F32)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + ": weight prediction of param '" + p.name +
+                    "', which is not f32");
+  if (int st = run.memory.alloc(ctx->device, t.bytes(), "predicted weights",
+                                out, error))
+    return fail(ctx, st, what + ": " + error);
+  size_t n = size_t(t.numel);
+  std::vector<float> w(n);
+  if (int st = run.memory.toHost(Lane::Compute, w.data(), *value, t.bytes(),
+                                 error))
+    return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
+  static const SessionParam kNoState;
+  const auto &states = run.deviceOptState[ctx->device];
+  auto found = states.find(pid);
+  const SessionParam &state = found != states.end() ? found->second : kNoState;
+  pipe_rt_optim_update u{};
+  setParamOptimizer(*run.session, pid, version, u);
+  if (p.trainable && state.step > 0 && u.kind == PIPE_RT_OPTIM_SGD &&
+      u.sgd.momentum != 0 && state.state0.size() == n) {
+    double coefficient = 0, power = 1;
+    for (int k = 1; k <= ahead; ++k) {
+      setParamOptimizer(*run.session, pid, version + k - 1, u);
+      power *= u.sgd.momentum;
+      coefficient += double(u.sgd.lr) * power;
+    }
+    float c = float(coefficient);
+    for (size_t i = 0; i < n; ++i)
+      w[i] -= c * state.state0[i];
+  } else if (p.trainable && state.step > 0 &&
+             u.kind == PIPE_RT_OPTIM_ADAMW && state.state0.size() == n &&
+             state.state1.size() == n) {
+    for (int k = 1; k <= ahead; ++k) {
+      setParamOptimizer(*run.session, pid, version + k - 1, u);
+      const pipe_rt_adamw_config &a = u.adamw;
+      double stepNo = double(state.step + k);
+      float decay = float(1.0 - double(a.lr) * double(a.weight_decay));
+      float b1k = float(std::pow(double(a.beta1), k));
+      float negStep =
+          float(-double(a.lr) / (1.0 - std::pow(double(a.beta1), stepNo)));
+      float bc2Sqrt =
+          float(std::sqrt(1.0 - std::pow(double(a.beta2), stepNo)));
+      for (size_t i = 0; i < n; ++i) {
+        float denom = std::sqrt(state.state1[i]) / bc2Sqrt + a.eps;
+        w[i] = w[i] * decay + negStep * ((b1k * state.state0[i]) / denom);
+      }
+    }
+  }
+  if (int st = run.memory.toDevice(Lane::Compute, *out, w.data(), t.bytes(),
+                                   error))
+    return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
+  return PIPE_RT_OK;
+}
+
 /// Weight stash (the schedule keeps versions): counts the forwards of
 /// stage `sid` that read `version` and whose backward has not run, by
 /// `delta`. A version kept for them is freed with the last one, at that
@@ -179,7 +250,7 @@ void countVersionUsers(RunState &run, DeviceState &ds, int sid, int version,
 
 /// Forward (or recompute) of a stage.
 int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
-             bool keep, bool recompute, const std::string &what) {
+             int predict, bool keep, bool recompute, const std::string &what) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
   const StageInfo &stage = m.stages[sid];
@@ -213,6 +284,13 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
       BufferPtr p;
       if (int st = getParam(ctx, pid, version, what, p))
         return st;
+      if (predict > 0 && !recompute) {
+        BufferPtr predicted;
+        if (int st =
+                predictParam(ctx, pid, version, predict, p, what, predicted))
+          return st;
+        p = std::move(predicted);
+      }
       args.push_back(std::move(p));
     }
     for (int vid : r.inputs) {
@@ -697,7 +775,8 @@ pipe_rt_optim_update makeUpdate(pipe_rt_session *session, int pid, int step,
 extern "C" {
 
 int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
-                            int32_t step, int32_t version, int32_t keep) {
+                            int32_t step, int32_t version, int32_t keep,
+                            int32_t predict) {
   if (!ctx)
     return PIPE_RT_INVALID_ARGUMENT;
   std::string what = describe(ctx, "forward", stage, mb, step);
@@ -705,8 +784,15 @@ int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
     return st;
   if (mb < 0)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no micro-batch");
+  if (predict < 0 || (predict > 0 && (version < 0 ||
+                                      ctx->run->schedule->forwardOnly)))
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(": weight prediction %d ahead needs a weight "
+                              "version and a training schedule",
+                              predict));
   double t0 = ctx->run->now();
-  int st = runStage(ctx, stage, mb, step, version, keep != 0, false, what);
+  int st = runStage(ctx, stage, mb, step, version, predict, keep != 0, false,
+                    what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
                        ctx->device, t0, ctx->run->now());
   return st;
@@ -720,7 +806,7 @@ int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
   if (int st = checkAction(ctx, what, stage, mb, step))
     return st;
   double t0 = ctx->run->now();
-  int st = runStage(ctx, stage, mb, step, version, true, true, what);
+  int st = runStage(ctx, stage, mb, step, version, 0, true, true, what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
                        ctx->device, t0, ctx->run->now());
   return st;

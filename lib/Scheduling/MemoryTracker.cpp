@@ -71,6 +71,9 @@ void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
   switch (action.kind) {
   case ActionKind::Forward:
     add(device, stage.outputBytes, false);
+    // Weight prediction: the predicted copy lives for the forward.
+    if (action.predict > 0)
+      add(device, stage.paramBytes, false);
     break;
   case ActionKind::Recompute:
     if (!recomputedHeld.count(key)) {
@@ -149,6 +152,8 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
   switch (action.kind) {
   case ActionKind::Forward:
     add(device, -(int64_t)stage.outputBytes, false);
+    if (action.predict > 0)
+      add(device, -(int64_t)stage.paramBytes, false);
     if (!schedule.forwardOnly && !kept.count(key)) {
       int64_t bytes = keptBytes(s, action.microbatch, action.step);
       kept[key] = bytes;

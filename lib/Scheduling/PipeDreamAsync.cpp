@@ -7,7 +7,8 @@
 // forward therefore uses whatever weight version its stage has at that
 // moment (recorded as `version` = the number of updates done before it).
 // With weight stashing its backward uses the same version (the stage keeps
-// a copy); with stale weights it uses the latest one.
+// a copy); with stale weights it uses the latest one, and with weight
+// prediction its forward uses the weights extrapolated to that version.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +156,18 @@ public:
       }
       while (nextEvent < events.size())
         emitEvent(events[nextEvent++]);
+      // Weight prediction: each forward looks ahead by the updates of its
+      // stage that its backward (stale) will have seen.
+      if (options.predictWeights && !options.forwardOnly) {
+        std::map<std::tuple<unsigned, unsigned, unsigned>, ComputeItem *> fwd;
+        for (ComputeItem &item : orders[d]) {
+          auto key = std::make_tuple(item.stage, item.step, item.microbatch);
+          if (item.kind == ActionKind::Forward)
+            fwd[key] = &item;
+          else if (item.kind == ActionKind::Backward && fwd.count(key))
+            fwd[key]->predict = item.version - fwd[key]->version;
+        }
+      }
     }
     return lowerComputeOrders(pipeline, getName(), m, steps,
                               options.forwardOnly, options.recompute, orders,

@@ -176,6 +176,7 @@ void ScheduleBuilder::compute(const ComputeItem &item) {
   action.microbatch = item.microbatch;
   action.step = item.step;
   action.version = item.version;
+  action.predict = item.predict;
   append(device, std::move(action));
 
   if (isForward) {

@@ -95,6 +95,9 @@ private:
   std::set<WorkKey> forwardDone, backwardInputDone, backwardWeightDone,
       recomputeDone, offloaded, prefetchIssued, prefetchWaited;
   std::map<WorkKey, int> forwardVersion;
+  /// Weight prediction: per predicted forward, how far it looked ahead and
+  /// the stage's updates at that point.
+  std::map<WorkKey, std::pair<int, int>> forwardPrediction;
   std::map<std::pair<int, unsigned>, bool> pushDone;
   std::set<std::pair<int, unsigned>> hostReduced;
   SmallVector<int> updates;
@@ -393,6 +396,19 @@ void Checker::execute(unsigned d, int index) {
     forwardVersion[key] = a.version;
     if (managedStage[a.stage])
       forwardLoadedVersion[key] = loadedVersion[a.stage];
+    if (a.predict > 0) {
+      if (schedule.forwardOnly)
+        report(d, index,
+               "predicts weights in a forward-only schedule, where no "
+               "update follows");
+      else if (managedStage[a.stage])
+        report(d, index,
+               "predicts the weights of " + s +
+                   ", a parameter-server stage (its optimizer state is on "
+                   "the host)");
+      else
+        forwardPrediction[key] = {a.predict, int(updates[a.stage])};
+    }
     forwardDone.insert(key);
     break;
   }
@@ -431,6 +447,23 @@ void Checker::execute(unsigned d, int index) {
                  ", neither the version its forward used (" +
                  Twine(forwardVersion[key]) + ") nor the latest (" +
                  Twine(updates[a.stage]) + ")");
+    // A predicted forward looked ahead by the updates its backward sees.
+    if (auto it = forwardPrediction.find(key); it != forwardPrediction.end()) {
+      auto [ahead, atForward] = it->second;
+      int seen = int(updates[a.stage]) - atForward;
+      if (a.version >= 0 && a.version != int(updates[a.stage]))
+        report(d, index,
+               "computes on weight version " + Twine(a.version) +
+                   " although its forward predicted the weights: a "
+                   "predicted forward's backward uses the latest (" +
+                   Twine(updates[a.stage]) + ")");
+      else if (ahead != seen)
+        report(d, index,
+               "follows a forward that predicted " + Twine(ahead) +
+                   " update(s) of " + s + " ahead, but " + Twine(seen) +
+                   " came between them");
+      forwardPrediction.erase(it);
+    }
     backwardInputDone.insert(key);
     if (a.kind == ActionKind::Backward)
       backwardWeightDone.insert(key);

@@ -119,7 +119,17 @@ private:
 double Simulator::computeTime(const ScheduleAction &a) const {
   const PipelineStage &stage = pipeline.stages[a.stage];
   switch (a.kind) {
-  case ActionKind::Forward:
+  case ActionKind::Forward: {
+    // Weight prediction first builds the predicted copy: it reads the
+    // weights and the optimizer state and writes the copy, about half an
+    // update's memory traffic.
+    double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
+    double predict = a.predict > 0 && bandwidth > 0
+                         ? stage.paramCount * machine.updateBytesPerParam /
+                               2 / bandwidth
+                         : 0.0;
+    return stage.forwardTime + predict;
+  }
   case ActionKind::Recompute:
     return stage.forwardTime;
   case ActionKind::Backward:

@@ -567,6 +567,11 @@ class TrainResult:
     stdout: str
     command: List[str]
     log: List[dict] = field(default_factory=list)
+    # Task metrics of each logged evaluation, {"accuracy": [(step, value)]}
+    # (the model's --metric / --loss metrics), and of the last evaluation.
+    eval_metrics: Dict[str, List[Tuple[int, float]]] = \
+        field(default_factory=dict)
+    final_metrics: Dict[str, float] = field(default_factory=dict)
 
     @property
     def step_times(self) -> List[float]:
@@ -621,7 +626,10 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
           trace: Union[bool, str] = False,
           module=None, init_weights: Optional[str] = None,
           lr_groups: Optional[Dict[str, float]] = None,
-          decay_all: bool = False,
+          decay_all: bool = False, freeze: Sequence[str] = (),
+          loss: Optional[str] = None, metrics: Sequence[str] = (),
+          async_weights: Optional[str] = None,
+          async_steps: Optional[int] = None,
           opt_level: Optional[int] = None, extra_args: Sequence[str] = (),
           workdir: Optional[str] = None, timeout: float = 600) -> TrainResult:
     """Trains `model` with pipe-train and returns the losses and timings.
@@ -645,6 +653,13 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     data_parallel: replicas of the pipeline in this process, each on its
     share of every step's micro-batches (pipe-train's --data-parallel;
     under "l2l", devices on one parameter server).
+    freeze: patterns of params that do not train (pipe-train's --freeze).
+    loss: a model returning logits or activations trains on this loss of
+    its result against the data's last input (pipe-train's --loss:
+    "cross-entropy", "nll", "mse"); metrics: task metrics the evaluations
+    report beside the loss (--metric: "accuracy"), in `eval_metrics`.
+    async_weights, async_steps: schedule "pipedream-async"'s weights
+    ("stash", "stale" or "predict") and optimizer steps per pipeline fill.
     trace: True (or a path) writes the runtime's Chrome trace.
     module: a torch.nn.Module whose parameters receive the trained weights
     (`load_into`; names from the exported model, tied weights once).
@@ -680,8 +695,10 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
             raise ValueError("eval_data goes into the data file when data "
                              "is a path (eval_input<k> tensors)")
     else:
+        # An attached loss adds the targets as a last input the export
+        # does not have.
         data_path = write_data(os.path.join(workdir, "data.safetensors"),
-                               data, eval_data, exported)
+                               data, eval_data, None if loss else exported)
 
     log_path = os.path.join(workdir, "log.jsonl")
     weights_path = os.path.join(workdir, "weights.safetensors")
@@ -733,6 +750,16 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         args += ["--lr-group", f"{pattern}={_number_text(multiplier)}"]
     if decay_all:
         args.append("--decay-all")
+    for pattern in freeze:
+        args += ["--freeze", pattern]
+    if loss:
+        args += ["--loss", loss]
+    for metric in metrics:
+        args += ["--metric", metric]
+    if async_weights:
+        args += ["--async-weights", async_weights]
+    if async_steps is not None:
+        args += ["--async-steps", str(async_steps)]
     if trace_path:
         args += ["--trace", trace_path]
     if opt_level is not None:
@@ -758,6 +785,17 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     eval_loss = _summary_value(stdout, r"eval loss: " + _FLOAT)
     if eval_loss is None and eval_losses:
         eval_loss = eval_losses[-1][1]
+    eval_metrics: Dict[str, List[Tuple[int, float]]] = {}
+    for entry in log:
+        for key, value in entry.items():
+            if key.startswith("eval_") and key != "eval_loss":
+                eval_metrics.setdefault(key[5:], []).append(
+                    (entry["step"], value))
+    final_metrics = {}
+    for name, value in re.findall(r"^  eval (\w+): " + _FLOAT + "$", stdout,
+                                  re.M):
+        if name != "loss" and value not in ("-", "nan"):
+            final_metrics[name] = float(value)
     result = TrainResult(
         losses=[e["loss"] for e in log], lrs=[e.get("lr") for e in log],
         times=[e.get("time", float("nan")) for e in log],
@@ -771,7 +809,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         compile_seconds=_summary_value(stdout, r"compiled in " + _FLOAT),
         weights_path=weights_path, log_path=log_path, trace_path=trace_path,
         scheduled_path=scheduled_path, stdout=stdout,
-        command=[tool] + args, log=log)
+        command=[tool] + args, log=log, eval_metrics=eval_metrics,
+        final_metrics=final_metrics)
     if module is not None:
         load_into(module, weights_path, exported)
     return result

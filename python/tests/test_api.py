@@ -265,6 +265,38 @@ def test_train_lr_groups(gpt, tmp_path):
                   lr_groups={"nothing.*": 2}, workdir=str(tmp_path))
 
 
+@needs_train
+def test_train_classifier_accuracy_and_freeze(tmp_path):
+    """An inference classifier trained on an attached cross-entropy with
+    accuracy reported at each evaluation; a frozen layer stays as it was."""
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+    x = torch.randn(8, 4, 6)
+    y = (x[..., 0] > 0).long() + (x[..., 1] > 0).long()
+    exported = export_module(model, (x[0],))
+    trained = copy.deepcopy(model)
+    run = api.train(exported, data=(x, y), eval_data=(x[:2], y[:2]),
+                    steps=4, lr=1e-2, loss="cross-entropy",
+                    metrics=["accuracy"], freeze=["p0.*"], eval_every=2,
+                    module=trained, opt_level=0, workdir=str(tmp_path))
+    steps = [s for s, _ in run.eval_metrics["accuracy"]]
+    assert steps == [2, 4]
+    accuracy = run.final_metrics["accuracy"]
+    assert 0.0 <= accuracy <= 1.0
+    assert accuracy == pytest.approx(run.eval_metrics["accuracy"][-1][1],
+                                     abs=1e-4)
+    # Recomputed from the trained weights: the share of the 8 held-out
+    # samples whose target has the largest score.
+    with torch.no_grad():
+        scores = trained(x[:2])
+    hits = (scores.gather(-1, y[:2, ..., None]) >= scores.max(-1,
+                                                             keepdim=True)
+            .values).float().mean()
+    assert accuracy == pytest.approx(float(hits), abs=1e-6)
+    assert torch.equal(trained[0].weight, model[0].weight)
+    assert not torch.equal(trained[2].weight, model[2].weight)
+
+
 def test_load_into_names_and_errors(tmp_path):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))

@@ -12,9 +12,16 @@ backward applies the newer weights to the activations saved by the forward
 (docs/runtime.md, "Asynchronous schedules: reference test"). The
 asynchronous results must also differ from the synchronous (1f1b) run and
 from each other.
+
+Weight prediction (weights=predict: stale backwards, each forward on the
+weights extrapolated to its backward's version) is checked the same way for
+2 and 4 stages with momentum SGD and AdamW: the reference keeps each
+version's optimizer state too and predicts with a NumPy replay of the
+formula (docs/finetune.md, "Weight prediction").
 """
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -137,12 +144,27 @@ def setup(tmp_path_factory):
             "data": data, "tmp": tmp, "cache": {}}
 
 
-def compile_and_train(bins, setup, kind, devices, weights=None):
+# Optimizers of the weight-prediction tests: runner flags and the
+# reference's hyper-parameters.
+OPTIMIZERS = {
+    "sgd": (["--optimizer", "sgd", "--lr", str(LR)],
+            {"kind": "sgd", "lr": LR, "momentum": 0.0}),
+    "momentum": (["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9"],
+                 {"kind": "sgd", "lr": 0.05, "momentum": 0.9}),
+    "adamw": (["--optimizer", "adamw", "--lr", "0.01", "--weight-decay",
+               "0.1"],
+              {"kind": "adamw", "lr": 0.01, "beta1": 0.9, "beta2": 0.999,
+               "eps": 1e-8, "weight_decay": 0.1}),
+}
+
+
+def compile_and_train(bins, setup, kind, devices, weights=None,
+                      optimizer="sgd"):
     """Returns (scheduled IR text, final params, per-step mean losses)."""
-    key = (kind, devices, weights)
+    key = (kind, devices, weights, optimizer)
     if key in setup["cache"]:
         return setup["cache"][key]
-    tag = f"{kind}-{devices}-{weights or 'sync'}"
+    tag = f"{kind}-{devices}-{weights or 'sync'}-{optimizer}"
     tmp = setup["tmp"]
     scheduled = str(tmp / f"{tag}.mlir")
     options = (f"kind={kind} microbatches={MICROBATCHES} "
@@ -160,12 +182,12 @@ def compile_and_train(bins, setup, kind, devices, weights=None):
           "--weights", initial, "-O", "1"])
     final = str(tmp / f"{tag}.final.safetensors")
     log = str(tmp / f"{tag}.log.json")
-    # --steps counts optimizer steps (RUNS runs of the schedule); SGD without
-    # momentum or weight decay at a constant learning rate.
+    # --steps counts optimizer steps (RUNS runs of the schedule), at a
+    # constant learning rate.
     _run([bins["pipe-runner"], artifact, "--weights", initial,
-          "--data", setup["data"], "--steps", str(RUNS * STEPS_PER_RUN),
-          "--optimizer", "sgd", "--lr", str(LR), "--save-weights", final,
-          "--log-json", log])
+          "--data", setup["data"], "--steps", str(RUNS * STEPS_PER_RUN)] +
+         OPTIMIZERS[optimizer][0] + ["--save-weights", final,
+                                     "--log-json", log])
     with open(log) as f:
         records = [json.loads(line) for line in f if line.strip()]
     assert [r["step"] for r in records] == \
@@ -190,7 +212,8 @@ def compile_and_train(bins, setup, kind, devices, weights=None):
 _RUN = re.compile(r'pipe\.run "([^"]+)" @[\w.$]+\([^)]*\) params \[([^\]]*)\]')
 _STAGE = re.compile(r'pipe\.stage @([\w.$]+) device (\d+) blocks \[([^\]]*)\]')
 _COMPUTE = re.compile(r"pipe\.(forward|backward) @([\w.$]+) mb (\d+)"
-                      r"(?: step (\d+))?(?: version (\d+))?")
+                      r"(?: step (\d+))?(?: version (\d+))?"
+                      r"(?: predict (\d+))?")
 _UPDATE = re.compile(r"pipe\.update @([\w.$]+)(?: step (\d+))?")
 
 
@@ -217,7 +240,7 @@ class Plan:
         # (stage, step, mb) -> version, and checks of the rule the versions
         # follow: a forward uses the stage's updates so far on its device;
         # updates of a stage come in step order.
-        self.forward, self.backward = {}, {}
+        self.forward, self.backward, self.predict = {}, {}, {}
         self.stale_backwards = 0
         body = ir[ir.index("pipe.schedule"):]
         devices = re.split(r"pipe\.device \d+", body)[1:]
@@ -236,10 +259,14 @@ class Plan:
                     if kind == "forward":
                         assert version == updates[stage], line
                         self.forward[(stage, step, mb)] = version
+                        self.predict[(stage, step, mb)] = int(m.group(6) or 0)
                     else:
                         self.backward[(stage, step, mb)] = version
                         if version != self.forward[(stage, step, mb)]:
                             self.stale_backwards += 1
+                        # A prediction looks ahead by the updates between.
+                        assert self.predict[(stage, step, mb)] in (
+                            0, version - self.forward[(stage, step, mb)]), line
                     continue
                 m = _UPDATE.search(line)
                 if m:
@@ -265,6 +292,7 @@ class SyncPlan:
         versions = {(s, t, m): t for s in stages for t in range(STEPS_PER_RUN)
                     for m in range(MICROBATCHES)}
         self.forward = self.backward = versions
+        self.predict = {}
 
 
 # ---------------------------------------------------------------------------
@@ -280,24 +308,73 @@ def linears():
     return units
 
 
-def reference(plan, params0, xs, ys, runs=RUNS):
+def optimizer_step(opt, name, p, state, grad, t):
+    """Update t (1-based) of param `name` as torch.optim does; returns the
+    new weights and state (momentum buffer, or AdamW's two moments).
+    Weight decay spares rank-1 params (biases), as pipe-runner does."""
+    if opt["kind"] == "sgd":
+        if opt["momentum"] == 0:
+            return p - opt["lr"] * grad, state
+        buf = grad.clone() if t == 1 else opt["momentum"] * state[0] + grad
+        return p - opt["lr"] * buf, (buf,)
+    m, v = state if state else (torch.zeros_like(p), torch.zeros_like(p))
+    decay = opt["weight_decay"] if p.dim() > 1 else 0.0
+    p = p * (1 - opt["lr"] * decay)
+    m = opt["beta1"] * m + (1 - opt["beta1"]) * grad
+    v = opt["beta2"] * v + (1 - opt["beta2"]) * grad * grad
+    step = opt["lr"] / (1 - opt["beta1"] ** t)
+    denom = v.sqrt() / math.sqrt(1 - opt["beta2"] ** t) + opt["eps"]
+    return p - step * (m / denom), (m, v)
+
+
+def predict(opt, p, state, t, ahead):
+    """NumPy replay of weight prediction: the weights after t updates,
+    extrapolated `ahead` updates with no new gradient. Momentum SGD:
+    w - lr (mu + ... + mu^ahead) buf. AdamW: for k = 1..ahead, decay, then a
+    step with exp_avg * beta1^k and exp_avg_sq as is, bias-corrected for
+    update t + k. No state yet (t = 0): the weights as they are."""
+    w = p.numpy().astype(np.float32)
+    if t == 0 or not state:
+        return torch.from_numpy(w)
+    if opt["kind"] == "sgd":
+        c = sum(opt["lr"] * opt["momentum"] ** k for k in range(1, ahead + 1))
+        return torch.from_numpy(w - np.float32(c) * state[0].numpy())
+    m, v = (s.numpy() for s in state)
+    decay = opt["weight_decay"] if p.dim() > 1 else 0.0
+    for k in range(1, ahead + 1):
+        neg_step = np.float32(-opt["lr"] / (1 - opt["beta1"] ** (t + k)))
+        bc2 = np.float32(math.sqrt(1 - opt["beta2"] ** (t + k)))
+        b1k = np.float32(opt["beta1"] ** k)
+        denom = np.sqrt(v) / bc2 + np.float32(opt["eps"])
+        w = w * np.float32(1 - opt["lr"] * decay) + neg_step * ((b1k * m) /
+                                                                 denom)
+    return torch.from_numpy(w.astype(np.float32))
+
+
+def reference(plan, params0, xs, ys, runs=RUNS, opt=None):
     """Trains `runs` runs of STEPS_PER_RUN steps. Within a run, stage s keeps
     versions[s][v] = its params after v updates (v counts from the start of
-    the run, as the runtime does). Each micro-batch's forward through a
-    stage's Linears uses the version its pipe.forward names and saves the
-    layer input and output; its backward uses the version pipe.backward
-    names for the input gradient, dX = dZ @ W_bwd, and the saved activations
-    for the rest: dZ = dY * (1 - out_fwd^2), dW = dZ^T @ X_fwd, db = sum dZ.
-    The loss gradient is seeded with 1/M; gradients of a step accumulate
-    over its micro-batches; then update t of stage s is plain SGD,
-    version t+1 = version t - lr * grad."""
+    the run, as the runtime does) and their optimizer state. Each
+    micro-batch's forward through a stage's Linears uses the version its
+    pipe.forward names (predicted `predict` updates ahead when it says so)
+    and saves the layer input and output; its backward uses the version
+    pipe.backward names for the input gradient, dX = dZ @ W_bwd, and the
+    saved activations for the rest: dZ = dY * (1 - out_fwd^2),
+    dW = dZ^T @ X_fwd, db = sum dZ. The loss gradient is seeded with 1/M;
+    gradients of a step accumulate over its micro-batches; then update t of
+    stage s is `opt`'s (default: plain SGD at LR)."""
+    opt = opt or OPTIMIZERS["sgd"][1]
     units = linears()
     params = {n: p.clone() for n, p in params0.items()}
+    states = {n: () for n in params}
+    done = 0  # updates before this run
     losses = []
     for _ in range(runs):
         versions = {s: [{}] for s in plan.stages}
+        opt_versions = {s: [{}] for s in plan.stages}
         for name, value in params.items():
             versions[plan.param_stage[name]][0][name] = value
+            opt_versions[plan.param_stage[name]][0][name] = states[name]
         for t in range(STEPS_PER_RUN):
             step_losses = []
             grads = {n: torch.zeros_like(p) for n, p in params.items()}
@@ -306,7 +383,14 @@ def reference(plan, params0, xs, ys, runs=RUNS):
                 h, saved = xs[j], []
                 for w, b, act in units:
                     s = plan.param_stage[w]
-                    weights = versions[s][plan.forward[(s, t, m)]]
+                    v = plan.forward[(s, t, m)]
+                    weights = versions[s][v]
+                    ahead = plan.predict.get((s, t, m), 0)
+                    if ahead:
+                        weights = {n: predict(opt, weights[n],
+                                              opt_versions[s][v][n],
+                                              done + v, ahead)
+                                   for n in (w, b)}
                     z = h @ weights[w].t() + weights[b]
                     out = torch.tanh(z) if act else z
                     saved.append((h, out))
@@ -323,11 +407,17 @@ def reference(plan, params0, xs, ys, runs=RUNS):
                     grad = dz @ weights[w]
             losses.append(sum(step_losses) / MICROBATCHES)
             for s in plan.stages:
-                current = versions[s][t]
-                versions[s].append({n: p - LR * grads[n]
-                                    for n, p in current.items()})
+                new, new_state = {}, {}
+                for n, p in versions[s][t].items():
+                    new[n], new_state[n] = optimizer_step(
+                        opt, n, p, opt_versions[s][t][n], grads[n],
+                        done + t + 1)
+                versions[s].append(new)
+                opt_versions[s].append(new_state)
         for s in plan.stages:
             params.update(versions[s][STEPS_PER_RUN])
+            states.update(opt_versions[s][STEPS_PER_RUN])
+        done += STEPS_PER_RUN
     return params, losses
 
 
@@ -415,3 +505,31 @@ def test_async_differs_from_sync_and_each_other(bins, setup, devices):
     assert max_rel(stash, sync) > DIFFERENT
     assert max_rel(stale, sync) > DIFFERENT
     assert max_rel(stale, stash) > DIFFERENT
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+@pytest.mark.parametrize("optimizer", ["momentum", "adamw"])
+def test_weight_prediction_matches_reference(bins, setup, devices, optimizer):
+    """weights=predict: stale backwards, and forwards on the weights the
+    NumPy replay of the prediction formula gives, for 2 and 4 stages."""
+    ir, params, losses = compile_and_train(bins, setup, "pipedream-async",
+                                           devices, "predict", optimizer)
+    plan = Plan(ir)
+    assert len(plan.stages) == devices
+    assert any(plan.predict.values()), "no forward predicts"
+    assert plan.stale_backwards > 0
+    opt = OPTIMIZERS[optimizer][1]
+    expected, expected_losses = reference(plan, setup["params0"], setup["xs"],
+                                          setup["ys"], opt=opt)
+    errors = {n: rel(params[n], expected[n]) for n in expected}
+    worst = max(errors, key=errors.get)
+    assert errors[worst] <= TOLERANCE, \
+        f"{worst}: relative error {errors[worst]:.3g} ({errors})"
+    for got, want in zip(losses, expected_losses):
+        assert abs(got - want) <= TOLERANCE * abs(want), (losses,
+                                                          expected_losses)
+    # Prediction changes the result: the stale run of the same optimizer
+    # differs.
+    _, stale, _ = compile_and_train(bins, setup, "pipedream-async", devices,
+                                    "stale", optimizer)
+    assert max_rel(params, stale) > TOLERANCE * 10

@@ -9,6 +9,8 @@
 // RUN: pipe-opt %s --pipe-schedule="kind=zb-h1 microbatches=2" --pipe-verify-schedule | FileCheck %s --check-prefix=ZB
 // RUN: pipe-opt %s --pipe-schedule="kind=pipedream-async microbatches=1 steps=3" --pipe-verify-schedule | FileCheck %s --check-prefix=ASYNC
 // RUN: pipe-opt %s --pipe-schedule="kind=pipedream-async microbatches=1 steps=3 weights=stale" --pipe-verify-schedule | FileCheck %s --check-prefix=STALE
+// RUN: pipe-opt %s --pipe-schedule="kind=pipedream-async microbatches=1 steps=3 weights=predict" --pipe-verify-schedule | pipe-opt | FileCheck %s --check-prefix=PREDICT
+// RUN: not pipe-opt %s --pipe-schedule="kind=pipedream-async weights=guess" 2>&1 | FileCheck %s --check-prefix=BADWEIGHTS
 // RUN: pipe-opt %s --pipe-schedule="kind=1f1b microbatches=2 forward-only=true" --pipe-verify-schedule | FileCheck %s --check-prefix=FWD
 // RUN: pipe-opt %s --pipe-schedule="kind=gpipe microbatches=2 recompute=true" --pipe-verify-schedule | FileCheck %s --check-prefix=RECOMP
 
@@ -105,6 +107,15 @@ pipe.placement @placed graph @model devices 2 {
 // STALE:         pipe.device 1 {
 // STALE:           pipe.update @s1
 // STALE:           pipe.backward @s1 mb 0 step 1 version 1
+// With weight prediction the stale forward looks ahead by the update that
+// comes before its backward; the others need none.
+// PREDICT:       pipe.device 1 {
+// PREDICT:         pipe.forward @s1 mb 0 version 0{{$}}
+// PREDICT:         pipe.forward @s1 mb 0 step 1 version 0 predict 1
+// PREDICT:         pipe.backward @s1 mb 0 version 0
+// PREDICT:         pipe.update @s1
+// PREDICT:         pipe.backward @s1 mb 0 step 1 version 1
+// BADWEIGHTS: weights must be 'stash', 'stale' or 'predict', got 'guess'
 
 // FWD-LABEL: pipe.schedule @placed_1f1b placement @placed kind "1f1b" microbatches 2 forward_only
 // FWD-NOT:       pipe.backward

@@ -40,13 +40,13 @@
 
 // NOFILE: missing.mlir: error: cannot open input file '{{.*}}missing.mlir'
 // OK: step 1/1 loss
-// ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 2
+// ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 3
 // NOTPROG: pipe-runner: {{.*}}empty.so: missing symbol pipe_program_abi_version (not a compiled pipe program?)
 // MANIFEST: pipe-runner: {{.*}}bad-manifest.so: manifest line 2: missing dimension
-// OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 3: recompile the program with this release's pipe-compile (or pipe-train)
+// OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 4: recompile the program with this release's pipe-compile (or pipe-train)
 // NOWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}missing.safetensors: cannot open: No such file or directory
 // WRONGWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}data.safetensors: no tensor 'w0' (param of the program)
-// SHAPE: pipe-runner: {{.*}}shape.safetensors: tensor 'input0' is F32 [2, 4, 9], input 0 of the program needs F32 [N, 4, 8] with N >= 1
+// SHAPE: pipe-runner: {{.*}}shape.safetensors: tensor 'input0' is F32 [2, 4, 9], input 0 of the program needs F32 [N, 4, 8] (N >= 1 micro-batches) or [S, 8] (S >= 4 samples)
 // MISSINGINPUT: pipe-runner: {{.*}}one.safetensors: no tensor 'input1'
 // NODATA: pipe-runner: {{.*}}nodata.safetensors: cannot open: No such file or directory
 // NOSCHEDULE: pipe-runner: no schedule 'nope'; the program has: model_placement_1f1b (1f1b)

@@ -122,7 +122,10 @@ Placement and schedule:
                          pipedream-async, l2l (default 1f1b)
   --microbatches N       micro-batches per step (default 4)
   --recompute            recompute each stage's forward before its backward
-  --async-weights W      pipedream-async: stash (default) or stale
+  --async-weights W      pipedream-async: stash (default), stale, or
+                         predict (stale weights; each forward on the
+                         weights extrapolated, from the optimizer's momentum,
+                         to the version its backward sees; docs/finetune.md)
   --async-steps N        pipedream-async: optimizer steps per pipeline fill
                          (default 4)
   --constant-memory      l2l: offload boundary activations to the host
@@ -323,7 +326,7 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
     else if (a == "--recompute")
       flags.recompute = true;
     else if (a == "--async-weights")
-      ok = oneOf(flags.asyncWeights, {"stash", "stale"});
+      ok = oneOf(flags.asyncWeights, {"stash", "stale", "predict"});
     else if (a == "--async-steps")
       ok = count(flags.asyncSteps, 1, 1024);
     else if (a == "--l2l-update")

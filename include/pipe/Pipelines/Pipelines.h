@@ -111,8 +111,9 @@ struct PartitionAndSchedulePipelineOptions
       llvm::cl::init(false)};
   Option<std::string> asyncWeights{
       *this, "async-weights",
-      llvm::cl::desc("pipedream-async: 'stash' weight versions or use "
-                     "'stale' ones"),
+      llvm::cl::desc("pipedream-async: 'stash' weight versions, use "
+                     "'stale' ones, or 'predict' them from the optimizer's "
+                     "state"),
       llvm::cl::init("stash")};
   Option<unsigned> asyncSteps{
       *this, "async-steps",

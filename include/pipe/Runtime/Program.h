@@ -47,7 +47,7 @@ extern "C" {
 
 /// Bumped whenever an entry point or a symbol a program exports changes; the
 /// manifest format has its own version (kManifestVersion, ManifestSchema.h).
-#define PIPE_RT_ABI_VERSION 2
+#define PIPE_RT_ABI_VERSION 3
 
 /// MLIR's ranked memref descriptor for any rank: allocated and aligned
 /// pointers, offset, then `rank` sizes followed by `rank` strides (all in
@@ -78,7 +78,8 @@ typedef struct pipe_rt_device_ctx pipe_rt_device_ctx;
 /// 0 keeps only the stage's inputs (a recompute follows) or, in a
 /// forward-only schedule, nothing.
 int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
-                            int32_t step, int32_t version, int32_t keep);
+                            int32_t step, int32_t version, int32_t keep,
+                            int32_t predict);
 int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
                               int32_t mb, int32_t step, int32_t version);
 /// `part`: 0 full backward, 1 input gradients only, 2 weight gradients only.

@@ -48,6 +48,8 @@ struct ScheduleAction {
   unsigned step = 0;
   /// Weight version used by asynchronous schedules; -1 when not recorded.
   int version = -1;
+  /// Forward: weight prediction this many optimizer updates ahead (0: none).
+  int predict = 0;
   /// ReduceGrad: index into Pipeline::sharedParams.
   int param = -1;
   /// The token this action produces (unique per device), or -1.
@@ -86,6 +88,8 @@ struct ComputeItem {
   /// ReduceGrad items (asynchronous orders): index into
   /// Pipeline::sharedParams; `stage` is then unused.
   int param = -1;
+  /// Forward items: weight prediction ahead (ScheduleAction::predict).
+  int predict = 0;
 };
 
 /// Helps generators write well-formed action lists: token numbering, waits

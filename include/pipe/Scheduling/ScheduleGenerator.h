@@ -42,6 +42,9 @@ struct ScheduleOptions {
   /// Asynchronous schedules: keep the weight version each micro-batch's
   /// forward used for its backward (stash) or use the latest (stale).
   bool stashWeights = true;
+  /// Asynchronous schedules with stale weights: each forward predicts the
+  /// weights its backward will see (pipe.forward `predict`).
+  bool predictWeights = false;
   /// L2L: keep boundary activations on the host between forward and
   /// backward.
   bool constantMemory = false;

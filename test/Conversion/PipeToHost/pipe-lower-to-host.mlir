@@ -80,7 +80,7 @@
 // CHECK-LABEL: module
 // CHECK-NOT:   pipe.
 // CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0A
-// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(2 : i32)
+// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(3 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
 // CHECK:       func.func @linear_relu(%{{.*}}: tensor<8x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<4x8xf32>, tensor<4x8xf32>)
@@ -111,7 +111,7 @@
 // CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]]) : (!llvm.ptr) -> !llvm.ptr
 // CHECK-NEXT:    %[[SLOT:.*]] = llvm.alloca %[[ONE64]] x !llvm.ptr : (i64) -> !llvm.ptr
 // forward(stage 0, mb 0, step 0, version -1, keep 1)
-// CHECK-NEXT:    %[[F0:.*]] = call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ONE]])
+// CHECK-NEXT:    %[[F0:.*]] = call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ONE]], %[[ZERO]])
 // CHECK-NEXT:    %[[BAD:.*]] = arith.cmpi ne, %[[F0]], %[[ZERO]] : i32
 // CHECK-NEXT:    cf.cond_br %[[BAD]], ^[[EXIT:bb[0-9]+]](%[[F0]] : i32), ^bb1
 // CHECK:       ^bb1:
@@ -128,7 +128,7 @@
 // CHECK-NEXT:    %[[IS0:.*]] = arith.cmpi eq, %[[A0]], %[[Z64]] : i64
 // CHECK-NEXT:    %[[ST:.*]] = arith.select %[[IS0]], %[[ONE]], %[[TR]] : i32
 // CHECK-NEXT:    cf.cond_br %[[TBAD]], ^[[EXIT]](%[[ST]] : i32), ^bb3
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]], %[[ZERO]])
 // The 1F1B exchange: send activation mb 1 and recv gradient mb 0 (from s1
 // on device 1) in one group.
 // CHECK-NOT:     call
@@ -171,7 +171,7 @@
 // CHECK-NEXT:    return %[[STATUS]] : i32
 // CHECK-NOT:   call
 // CHECK:       func.func private @pipe_rt_comm_of(!llvm.ptr) -> !llvm.ptr
-// CHECK:       func.func private @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32) -> i32
+// CHECK:       func.func private @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32, i32) -> i32
 // CHECK:       func.func private @pipe_rt_comm_send_buffer(!llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
 // CHECK:       func.func private @pipe_rt_comm_send(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK:       func.func private @pipe_rt_comm_group_start(!llvm.ptr) -> i32
@@ -194,7 +194,7 @@
 // CHECK:         call @pipe_rt_comm_recv_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[ZERO]], %{{.*}})
 // CHECK:         %[[R0:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[R0]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_recompute(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         call @pipe_rt_comm_group_start(%[[COMM]])
@@ -204,7 +204,7 @@
 // CHECK:         %[[R1:.*]] = call @pipe_rt_comm_recv(%[[COMM]], %{{.*}}, %[[N32]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_comm_group_end(%[[COMM]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[R1]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ONE]], %[[ZERO]])
 // CHECK-NOT:     call @pipe_rt_act_recompute
 // CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
 // CHECK:         call @pipe_rt_comm_send_buffer(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ONE]], %[[ZERO]], %{{.*}})
@@ -350,24 +350,24 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // CHECK:         %[[L1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L0]])
 // Every forward here is recomputed later: keep = 0.
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // offload(stage, mb, step)
 // CHECK:         %[[O0:.*]] = call @pipe_rt_act_offload(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32, i32) -> i64
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK:         %[[O1:.*]] = call @pipe_rt_act_offload(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_ps_release(%[[CTX]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32) -> i32
 // CHECK:         %[[L2:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[TWO]], %[[ZERO]], %[[M1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L1]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_offload(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_offload(%[[CTX]], %[[ONE]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_ps_release(%[[CTX]], %[[ONE]], %[[ZERO]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[O0]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[O1]])
 // CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[L2]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ONE]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK:         %[[B1:.*]] = call @pipe_rt_act_ps_load(%[[CTX]], %[[ONE]], %[[ZERO]], %[[M1]])
 // prefetch(stage, mb, step)
 // CHECK:         %[[P0:.*]] = call @pipe_rt_act_prefetch(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]]) : (!llvm.ptr, i32, i32, i32) -> i64
@@ -584,15 +584,15 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // CHECK-DAG:     %[[M1:.*]] = arith.constant -1 : i32
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[TWO]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 // CHECK-NOT:     call @pipe_rt_act_backward
 // CHECK-LABEL: func.func @pipe_device_1_1(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[M1:.*]] = arith.constant -1 : i32
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]])
+// CHECK:         call @pipe_rt_act_forward(%[[CTX]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[M1]], %[[ZERO]], %[[ZERO]])
 
 pipe.param @w0 : tensor<8x8xf32> = dense<0.125>
 pipe.param @w1 : tensor<8x8xf32> = dense<0.25>

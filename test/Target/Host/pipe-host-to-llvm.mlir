@@ -24,7 +24,7 @@
 // Weight gradient: x[i, k] * dy[i, j] summed over the 4 rows.
 // CHECK-DAG: llvm.mlir.global private constant @{{__pipe_gemm_shape_[0-9]+}}(dense<[1, 8, 8, 4, 0, 1, 8, 0, 8, 1, 0, 8, 1]> : tensor<13xi64>)
 // CHECK-DAG: llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0Atype 0 f32 2 8 8\0A{{.*}}\0Aend\0A\00")
-// CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(2 : i32)
+// CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(3 : i32)
 
 // A forward block: results allocated through the hook (the runtime takes
 // ownership), the matmul a GEMM call, the ReLU a loop nest.
@@ -61,7 +61,7 @@
 // CHECK:         llvm.call @pipe_rt_act_backward
 // CHECK:         llvm.call @pipe_rt_act_update
 // CHECK:         llvm.return %{{.*}} : i32
-// CHECK-DAG:   llvm.func @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32) -> i32
+// CHECK-DAG:   llvm.func @pipe_rt_act_forward(!llvm.ptr, i32, i32, i32, i32, i32, i32) -> i32
 // CHECK-DAG:   llvm.func @pipe_rt_comm_send(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK-DAG:   llvm.func @pipe_rt_act_wait(!llvm.ptr, i64) -> i32
 // CHECK-LABEL: llvm.func @pipe_device_0_1(

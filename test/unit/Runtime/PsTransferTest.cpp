@@ -229,7 +229,7 @@ int32_t l2lStep(pipe_rt_device_ctx *c, int step) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, step, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < tiny::gM; ++mb) {
-      TINY_CHECK(pipe_rt_act_forward(c, s, mb, step, -1, s == 1));
+      TINY_CHECK(pipe_rt_act_forward(c, s, mb, step, -1, s == 1, 0));
       TINY_TOKEN(o, pipe_rt_act_offload(c, s, mb, step));
       TINY_CHECK(pipe_rt_act_wait(c, o));
     }

@@ -193,8 +193,8 @@ inline int32_t reduceGrad(pipe_rt_device_ctx *c) {
 
 inline int32_t oneDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
-    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
-    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1, 0));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1, 0));
   }
   for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
@@ -207,7 +207,7 @@ inline int32_t oneDevice(pipe_rt_device_ctx *c) {
 
 template <bool tied> int32_t twoDev0(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
-    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1, 0));
     TINY_TOKEN(t, transfer(c, true, 0, 0, 1, mb, 1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
   }
@@ -228,7 +228,7 @@ int32_t twoDev1(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < gM; ++mb) {
     TINY_TOKEN(t, transfer(c, false, 0, 0, 1, mb, 0));
     TINY_CHECK(pipe_rt_act_wait(c, t));
-    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, mb, 0, -1, 1, 0));
   }
   for (int mb = 0; mb < gM; ++mb) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, mb, 0, -1, 0));
@@ -245,8 +245,8 @@ int32_t twoDev1(pipe_rt_device_ctx *c) {
 /// Two steps, PipeDream-style weight versions.
 inline int32_t pipedream(pipe_rt_device_ctx *c) {
   for (int s = 0; s < 2; ++s) {
-    TINY_CHECK(pipe_rt_act_forward(c, 0, 0, s, 0, 1));
-    TINY_CHECK(pipe_rt_act_forward(c, 1, 0, s, 0, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, 0, s, 0, 1, 0));
+    TINY_CHECK(pipe_rt_act_forward(c, 1, 0, s, 0, 1, 0));
   }
   for (int s = 0; s < 2; ++s) {
     TINY_CHECK(pipe_rt_act_backward(c, 1, 0, s, 0, 0));
@@ -263,7 +263,7 @@ inline int32_t l2l(pipe_rt_device_ctx *c) {
     TINY_TOKEN(t, pipe_rt_act_ps_load(c, s, 0, -1));
     TINY_CHECK(pipe_rt_act_wait(c, t));
     for (int mb = 0; mb < gM; ++mb) {
-      TINY_CHECK(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1));
+      TINY_CHECK(pipe_rt_act_forward(c, s, mb, 0, -1, s == 1, 0));
       TINY_TOKEN(o, pipe_rt_act_offload(c, s, mb, 0));
       TINY_CHECK(pipe_rt_act_wait(c, o));
     }

@@ -84,7 +84,7 @@ void lmBackward(void **a) {
 
 int32_t trainDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < kTrainM; ++mb) {
-    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 1, 0));
     TINY_CHECK(pipe_rt_act_backward(c, 0, mb, 0, -1, 0));
   }
   TINY_CHECK(pipe_rt_act_update(c, 0, 0));
@@ -95,7 +95,7 @@ int32_t trainDevice(pipe_rt_device_ctx *c) {
 int32_t asyncDevice(pipe_rt_device_ctx *c) {
   for (int s = 0; s < 2; ++s) {
     for (int mb = 0; mb < kTrainM; ++mb) {
-      TINY_CHECK(pipe_rt_act_forward(c, 0, mb, s, s, 1));
+      TINY_CHECK(pipe_rt_act_forward(c, 0, mb, s, s, 1, 0));
       TINY_CHECK(pipe_rt_act_backward(c, 0, mb, s, s, 0));
     }
     TINY_CHECK(pipe_rt_act_update(c, 0, s));
@@ -105,7 +105,7 @@ int32_t asyncDevice(pipe_rt_device_ctx *c) {
 
 int32_t evalDevice(pipe_rt_device_ctx *c) {
   for (int mb = 0; mb < kEvalM; ++mb)
-    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 0));
+    TINY_CHECK(pipe_rt_act_forward(c, 0, mb, 0, -1, 0, 0));
   return 0;
 }
 

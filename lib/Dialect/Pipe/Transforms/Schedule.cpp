@@ -20,8 +20,8 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (weights != "stash" && weights != "stale") {
-      module.emitError("weights must be 'stash' or 'stale', got '")
+    if (weights != "stash" && weights != "stale" && weights != "predict") {
+      module.emitError("weights must be 'stash', 'stale' or 'predict', got '")
           << weights << "'";
       return signalPassFailure();
     }
@@ -42,6 +42,7 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
     options.steps = steps;
     options.forwardOnly = forwardOnly;
     options.stashWeights = weights == "stash";
+    options.predictWeights = weights == "predict";
     options.constantMemory = constantMemory;
     options.recompute = recompute;
 

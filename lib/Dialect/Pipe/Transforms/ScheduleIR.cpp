@@ -207,6 +207,8 @@ FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
       a.step = action.getStepIndex();
       if (auto version = nested.getAttrOfType<IntegerAttr>("version"))
         a.version = version.getInt();
+      if (auto forward = dyn_cast<ForwardOp>(nested))
+        a.predict = int(forward.getPredict().value_or(0));
       std::optional<ActionKind> kind = getActionKind(&nested);
       if (!kind)
         return nested.emitOpError(
@@ -304,6 +306,8 @@ ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
         op.addAttribute("microbatch", i64(a.microbatch));
       if (a.version >= 0)
         op.addAttribute("version", i64(a.version));
+      if (a.predict > 0)
+        op.addAttribute("predict", i64(a.predict));
       if (a.step > 0)
         op.addAttribute("step", i64(a.step));
       for (int t : a.waits)

@@ -329,7 +329,35 @@ class Pipe_ComputeOp<string mnemonic, string what>
   }];
 }
 
-def Pipe_ForwardOp : Pipe_ComputeOp<"forward", "Forward pass">;
+def Pipe_ForwardOp : Pipe_ActionOp<"forward"> {
+  let summary = "Forward pass of one stage for one micro-batch";
+  let description = [{
+    `version`: the weight version (updates of the stage so far) the forward
+    computes on, recorded by asynchronous schedules. `predict` d (>= 1):
+    the forward computes instead on those weights extrapolated d optimizer
+    updates ahead along the optimizer's current direction (weight
+    prediction for stale weights: d is the number of updates of the stage
+    that come before this micro-batch's backward, which
+    `--pipe-verify-schedule` checks). Momentum SGD: w - lr (m + ... + m^d) v
+    with v the momentum buffer; AdamW: d AdamW steps with the current
+    moments and no new gradient. The true weights are not changed; the
+    backward uses the latest ones.
+
+    ```mlir
+    pipe.forward @s0 mb 1 step 2 version 2 predict 1
+    ```
+  }];
+  let arguments = !con((ins FlatSymbolRefAttr:$stage,
+                            Pipe_NonNegI64:$microbatch,
+                            OptionalAttr<Pipe_NonNegI64>:$version),
+                       Pipe_StepArg,
+                       (ins OptionalAttr<ConfinedAttr<I64Attr,
+                                                      [IntPositive]>>:$predict));
+  let assemblyFormat = [{
+    $stage `mb` $microbatch (`step` $step^)? (`version` $version^)?
+    (`predict` $predict^)? attr-dict
+  }];
+}
 def Pipe_BackwardOp : Pipe_ComputeOp<"backward",
     "Full backward pass (input and weight gradients)">;
 def Pipe_BackwardInputOp : Pipe_ComputeOp<"backward.input",

@@ -778,7 +778,9 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
     Option<"forwardOnly", "forward-only", "bool", /*default=*/"false",
            "Forward passes only (evaluation)">,
     Option<"weights", "weights", "std::string", /*default=*/"\"stash\"",
-           "pipedream-async: 'stash' weight versions or use 'stale' ones">,
+           "pipedream-async: 'stash' weight versions, use 'stale' ones, or "
+           "'predict' (stale, each forward on the weights extrapolated to "
+           "its backward's version)">,
     Option<"constantMemory", "constant-memory", "bool", /*default=*/"false",
            "l2l: offload boundary activations to the host">,
     Option<"hostUpdate", "host-update", "std::string", /*default=*/"\"plain\"",
