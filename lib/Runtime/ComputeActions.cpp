@@ -181,8 +181,8 @@ int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
     return fail(ctx, st, what + ": " + error);
   size_t n = size_t(t.numel);
   std::vector<float> w(n);
-  if (int st = run.memory.toHost(Lane::Compute, w.data(), *value, t.bytes(),
-                                 error))
+  if (int st =
+          run.memory.toHost(Lane::Compute, w.data(), *value, t.bytes(), error))
     return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
   static const SessionParam kNoState;
   const auto &states = run.deviceOptState[ctx->device];
@@ -201,9 +201,8 @@ int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
     float c = float(coefficient);
     for (size_t i = 0; i < n; ++i)
       w[i] -= c * state.state0[i];
-  } else if (p.trainable && state.step > 0 &&
-             u.kind == PIPE_RT_OPTIM_ADAMW && state.state0.size() == n &&
-             state.state1.size() == n) {
+  } else if (p.trainable && state.step > 0 && u.kind == PIPE_RT_OPTIM_ADAMW &&
+             state.state0.size() == n && state.state1.size() == n) {
     for (int k = 1; k <= ahead; ++k) {
       setParamOptimizer(*run.session, pid, version + k - 1, u);
       const pipe_rt_adamw_config &a = u.adamw;
@@ -212,16 +211,15 @@ int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
       float b1k = float(std::pow(double(a.beta1), k));
       float negStep =
           float(-double(a.lr) / (1.0 - std::pow(double(a.beta1), stepNo)));
-      float bc2Sqrt =
-          float(std::sqrt(1.0 - std::pow(double(a.beta2), stepNo)));
+      float bc2Sqrt = float(std::sqrt(1.0 - std::pow(double(a.beta2), stepNo)));
       for (size_t i = 0; i < n; ++i) {
         float denom = std::sqrt(state.state1[i]) / bc2Sqrt + a.eps;
         w[i] = w[i] * decay + negStep * ((b1k * state.state0[i]) / denom);
       }
     }
   }
-  if (int st = run.memory.toDevice(Lane::Compute, *out, w.data(), t.bytes(),
-                                   error))
+  if (int st =
+          run.memory.toDevice(Lane::Compute, *out, w.data(), t.bytes(), error))
     return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
   return PIPE_RT_OK;
 }
@@ -784,15 +782,15 @@ int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
     return st;
   if (mb < 0)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": no micro-batch");
-  if (predict < 0 || (predict > 0 && (version < 0 ||
-                                      ctx->run->schedule->forwardOnly)))
+  if (predict < 0 ||
+      (predict > 0 && (version < 0 || ctx->run->schedule->forwardOnly)))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + format(": weight prediction %d ahead needs a weight "
                               "version and a training schedule",
                               predict));
   double t0 = ctx->run->now();
-  int st = runStage(ctx, stage, mb, step, version, predict, keep != 0, false,
-                    what);
+  int st =
+      runStage(ctx, stage, mb, step, version, predict, keep != 0, false, what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
                        ctx->device, t0, ctx->run->now());
   return st;

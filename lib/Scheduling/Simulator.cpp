@@ -124,10 +124,10 @@ double Simulator::computeTime(const ScheduleAction &a) const {
     // weights and the optimizer state and writes the copy, about half an
     // update's memory traffic.
     double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
-    double predict = a.predict > 0 && bandwidth > 0
-                         ? stage.paramCount * machine.updateBytesPerParam /
-                               2 / bandwidth
-                         : 0.0;
+    double predict =
+        a.predict > 0 && bandwidth > 0
+            ? stage.paramCount * machine.updateBytesPerParam / 2 / bandwidth
+            : 0.0;
     return stage.forwardTime + predict;
   }
   case ActionKind::Recompute:

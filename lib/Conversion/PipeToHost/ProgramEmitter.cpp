@@ -209,11 +209,10 @@ FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
         bool keep = !forwardOnly &&
                     !recomputed.contains({f.getStage(), f.getMicrobatch(),
                                           f.getStep().value_or(0)});
-        return SmallVector<int64_t>{stage(f.getStage()),
-                                    (int64_t)f.getMicrobatch(),
-                                    step(f.getStep()),
-                                    version(f.getVersion()), keep ? 1 : 0,
-                                    (int64_t)f.getPredict().value_or(0)};
+        return SmallVector<int64_t>{
+            stage(f.getStage()), (int64_t)f.getMicrobatch(),
+            step(f.getStep()),   version(f.getVersion()),
+            keep ? 1 : 0,        (int64_t)f.getPredict().value_or(0)};
       })
       .Case([&](RecomputeOp r) -> Args {
         return SmallVector<int64_t>{stage(r.getStage()),
