@@ -165,14 +165,34 @@ Value ModelBuilder::buildGpt2(ValueRange args) {
   site("ln_f");
   x = layerNormWith("transformer.ln_f.", x, cfg.layerNormF64);
   if (cfg.classes > 0) {
-    // hidden_states[:, -1] (every sequence is full length) through score.
+    // hidden_states[:, -1] (every sequence is full length), or their mean
+    // over the positions, through score.
     taskHead = true;
     site("score");
-    Value last = tensor::ExtractSliceOp::create(
-        b, loc, x, indexAttrs({0, s - 1, 0}), indexAttrs({bsz, 1, d}),
-        indexAttrs({1, 1, 1}));
-    last = collapse(last, {{0}, {1, 2}});
-    Value logits = linearT("score.", last, cfg.classes, /*bias=*/false);
+    Value pooled;
+    if (cfg.pooling == ClassifierPooling::Last) {
+      pooled = tensor::ExtractSliceOp::create(
+          b, loc, x, indexAttrs({0, s - 1, 0}), indexAttrs({bsz, 1, d}),
+          indexAttrs({1, 1, 1}));
+      pooled = collapse(pooled, {{0}, {1, 2}});
+    } else {
+      AffineExpr bi = getAffineDimExpr(0, ctx), ji = getAffineDimExpr(1, ctx),
+                 si = getAffineDimExpr(2, ctx);
+      Value sum = generic(
+          tensorOf({bsz, d}), {x}, {AffineMap::get(3, 0, {bi, si, ji}, ctx)},
+          AffineMap::get(3, 0, {bi, ji}, ctx),
+          {utils::IteratorType::parallel, utils::IteratorType::parallel,
+           utils::IteratorType::reduction},
+          filled({bsz, d}, cstF(0.0)),
+          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            return arith::AddFOp::create(nb, l, a[0], a[1]);
+          });
+      Value inverse = cstF(1.0 / double(s));
+      pooled = unary(sum, [&](OpBuilder &nb, Location l, Value v) -> Value {
+        return arith::MulFOp::create(nb, l, v, inverse);
+      });
+    }
+    Value logits = linearT("score.", pooled, cfg.classes, /*bias=*/false);
     taskHead = false;
     return logits;
   }

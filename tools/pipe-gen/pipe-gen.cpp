@@ -81,6 +81,11 @@ static cl::opt<int64_t> optClasses(
     cl::desc("GPT-2: a sequence classifier over this many classes (score "
              "head on the last position; returns logits, no loss)"),
     cl::cat(genCat));
+static cl::opt<std::string> optPooling(
+    "pooling",
+    cl::desc("--classes: pool the last position (default) or the mean of "
+             "all positions (last, mean)"),
+    cl::cat(genCat));
 static cl::opt<bool>
     optRelativeBias("relative-bias",
                     cl::desc("T5 relative position bias (default on)"),
@@ -198,6 +203,15 @@ int main(int argc, char **argv) {
     if (cfg.family != ModelFamily::Gpt2)
       return fail("--classes applies to GPT-2 models only");
     cfg.classes = optClasses;
+  }
+  if (optPooling.getNumOccurrences()) {
+    if (cfg.classes == 0)
+      return fail("--pooling applies to a classifier (--classes)");
+    if (optPooling != "last" && optPooling != "mean")
+      return fail("--pooling must be 'last' or 'mean', got '" + optPooling +
+                  "'");
+    cfg.pooling = optPooling == "mean" ? ClassifierPooling::Mean
+                                       : ClassifierPooling::Last;
   }
   if (optRelativeBias.getNumOccurrences()) {
     if (cfg.family != ModelFamily::T5)

@@ -76,6 +76,9 @@ Model:
                          on cross-entropy against labels (the data's last
                          input, [N] ids in [0, C)) and reports accuracy
                          (docs/finetune.md)
+  --pooling P            --classes: the hidden state of the last position
+                         (last, default, as Hugging Face's GPT-2) or the
+                         mean over the positions (mean)
   --loss KIND            MODEL.mlir returns logits or activations: train on
                          this loss of them against a new last input, the
                          target (cross-entropy, nll, mse; --pipe-attach-loss)
@@ -174,6 +177,7 @@ struct CompileFlags : pipe::ModelIngestFlags {
   std::string model, preset, artifact, emitScheduled;
   int64_t layers = 4, dModel = 128, heads = 4, ff = 512, seq = 64, batch = 16;
   int64_t classes = 0; // --classes: the generated GPT as a classifier
+  std::string pooling; // --pooling of the classifier
   bool sizesGiven = false;
   int64_t devices = 2, stagesPerDevice = 1, microbatches = 4, asyncSteps = 4,
           l2lSteps = 4;
@@ -289,6 +293,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.batch);
     else if (a == "--classes")
       ok = count(flags.classes, 2, 1 << 22);
+    else if (a == "--pooling")
+      ok = oneOf(flags.pooling, {"last", "mean"});
     else if (a == "--loss")
       ok = oneOf(flags.loss, {"cross-entropy", "nll", "mse"});
     else if (a == "--loss-reduction")
@@ -419,6 +425,8 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr
     }
     config.batch = flags.batch / flags.microbatches;
     config.classes = flags.classes;
+    if (flags.pooling == "mean")
+      config.pooling = modelgen::ClassifierPooling::Mean;
     if (llvm::Error err = modelgen::verifyConfig(config)) {
       error = llvm::toString(std::move(err));
       return false;
@@ -901,6 +909,9 @@ int main(int argc, char **argv) {
   if (!flags.init.empty() && flags.model.empty())
     return fail("--init applies to a MODEL.mlir; the generated models "
                 "come with their weights",
+                pipe_rt::ExitUsage);
+  if (!flags.pooling.empty() && flags.classes == 0)
+    return fail("--pooling applies to a classifier (--classes)",
                 pipe_rt::ExitUsage);
   if (flags.classes > 0 && !flags.model.empty())
     return fail("--classes applies to the generated GPT models; a "

@@ -61,6 +61,9 @@ enum class WeightInit {
   None,
 };
 
+/// How a sequence classifier reduces the positions' hidden states.
+enum class ClassifierPooling { Last, Mean };
+
 /// Everything that fixes the generated graph. Sizes are element counts.
 struct TransformerConfig {
   std::string name = "custom";
@@ -92,12 +95,15 @@ struct TransformerConfig {
   /// BERT: pooler (dense + tanh on token 0) and with it the NSP head.
   bool pooler = true;
   /// GPT-2 as a sequence classifier when > 0 (Hugging Face's
-  /// GPT2ForSequenceClassification): the last position's final hidden
-  /// state through `score.weight` [classes, d] (no bias); the function takes
-  /// the ids only and returns the logits [batch, classes], an inference
-  /// graph a loss is attached to (pipe-attach-loss). 0: the language model,
-  /// returning its loss.
+  /// GPT2ForSequenceClassification): the pooled final hidden state through
+  /// `score.weight` [classes, d] (no bias); the function takes the ids only
+  /// and returns the logits [batch, classes], an inference graph a loss is
+  /// attached to (pipe-attach-loss). 0: the language model, returning its
+  /// loss.
   int64_t classes = 0;
+  /// The classifier's pooling: the last position's hidden state (Hugging
+  /// Face's, every sequence being full length) or the mean over positions.
+  ClassifierPooling pooling = ClassifierPooling::Last;
   /// Layer norm variance accumulated in f64 (arith.extf in the reduction,
   /// as torch-mlir emits for some reductions). BERT only, default on.
   bool layerNormF64 = false;
