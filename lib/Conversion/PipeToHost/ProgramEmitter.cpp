@@ -330,7 +330,12 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
 void host_lowering::convertBlock(BlockOp block) {
   OpBuilder b(block);
   MLIRContext *ctx = block.getContext();
-  auto func = func::FuncOp::create(b, block.getLoc(), block.getSymName(),
+  // A reserved prefix: a block named like a C library function (`exp`,
+  // `log`, `tanh` at op granularity) would otherwise define that symbol,
+  // which the libm call of an intrinsic binds to, and which the dynamic
+  // linker resolves to libm's in a shared artifact.
+  auto func = func::FuncOp::create(b, block.getLoc(),
+                                   ("pipe_block_" + block.getSymName()).str(),
                                    block.getFunctionType());
   func.getBody().takeBody(block.getBody());
   for (Block &body : func.getBody())

@@ -83,14 +83,14 @@
 // CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(3 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
-// CHECK:       func.func @linear_relu(%{{.*}}: tensor<8x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK:       func.func @pipe_block_linear_relu(%{{.*}}: tensor<8x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<4x8xf32>, tensor<4x8xf32>)
 // CHECK-SAME:    attributes {llvm.emit_c_interface, pipe.packed_entry = "pipe_fn_linear_relu"}
 // CHECK:       return
-// CHECK:       func.func @linear_relu_bwd_input({{.*}}) -> tensor<4x8xf32> attributes {llvm.emit_c_interface, pipe.packed_entry = "pipe_fn_linear_relu_bwd_input"}
-// CHECK:       func.func @linear_relu_bwd_weight({{.*}}) -> tensor<8x8xf32> attributes {llvm.emit_c_interface, pipe.packed_entry = "pipe_fn_linear_relu_bwd_weight"}
-// CHECK:       func.func @mse_head(
-// CHECK:       func.func @mse_head_bwd_input(
-// CHECK:       func.func @mse_head_bwd_weight(
+// CHECK:       func.func @pipe_block_linear_relu_bwd_input({{.*}}) -> tensor<4x8xf32> attributes {llvm.emit_c_interface, pipe.packed_entry = "pipe_fn_linear_relu_bwd_input"}
+// CHECK:       func.func @pipe_block_linear_relu_bwd_weight({{.*}}) -> tensor<8x8xf32> attributes {llvm.emit_c_interface, pipe.packed_entry = "pipe_fn_linear_relu_bwd_weight"}
+// CHECK:       func.func @pipe_block_mse_head(
+// CHECK:       func.func @pipe_block_mse_head_bwd_input(
+// CHECK:       func.func @pipe_block_mse_head_bwd_weight(
 
 // Device 0: every call's status is checked; a non-zero one is returned at
 // once. Token-returning calls fail when <= 0 with status = -token.

@@ -26,12 +26,12 @@
 // BIN: gpu.binary @pipe_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}bin = "\7FELF
 // BIN-NOT: gpu.binary
 // MLIR: llvm.func @pipe_rt_cuda_gemm(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32)
-// MLIR-LABEL: llvm.func @linear_relu(
+// MLIR-LABEL: llvm.func @pipe_block_linear_relu(
 // MLIR:         %[[S:.*]] = llvm.call @mgpuStreamCreate()
 // MLIR:         llvm.call @mgpuMemAlloc(%{{.*}}, %[[S]], %{{.*}})
-// MLIR:         gpu.launch_func <%[[S]] : !llvm.ptr> @pipe_kernels::@linear_relu_kernel blocks
+// MLIR:         gpu.launch_func <%[[S]] : !llvm.ptr> @pipe_kernels::@pipe_block_linear_relu_kernel blocks
 // MLIR:         llvm.call @pipe_rt_cuda_gemm(
-// MLIR:         gpu.launch_func <%[[S]] : !llvm.ptr> @pipe_kernels::@linear_relu_kernel_0 blocks
+// MLIR:         gpu.launch_func <%[[S]] : !llvm.ptr> @pipe_kernels::@pipe_block_linear_relu_kernel_0 blocks
 // MLIR:         llvm.call @mgpuStreamSynchronize(
 // MLIR:         llvm.call @mgpuStreamDestroy(
 // MLIR:         llvm.return
@@ -49,10 +49,10 @@
 
 // A forward block: results in device memory, kernels and the GEMM queued
 // on one stream, synchronized before returning.
-// CHECK-LABEL: define { {{.*}} } @linear_relu(
+// CHECK-LABEL: define { {{.*}} } @pipe_block_linear_relu(
 // CHECK:         %[[S:.*]] = call ptr @mgpuStreamCreate()
 // CHECK:         call ptr @mgpuMemAlloc(i64 128, ptr %[[S]], i8 0)
-// CHECK:         call ptr @mgpuModuleGetFunction(ptr %{{.*}}, ptr @pipe_kernels_linear_relu_kernel_name)
+// CHECK:         call ptr @mgpuModuleGetFunction(ptr %{{.*}}, ptr @pipe_kernels_pipe_block_linear_relu_kernel_name)
 // CHECK:         call void @mgpuLaunchKernel(ptr %{{.*}}, i64 1, i64 1, i64 1, i64 32, i64 1, i64 1, i32 0, ptr %[[S]],
 // CHECK:         call void @pipe_rt_cuda_gemm(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}, ptr @__pipe_gemm_shape_{{[0-9]+}}, {{.*}}, i32 0)
 // CHECK:         call void @mgpuLaunchKernel({{.*}}, ptr %[[S]],
@@ -60,10 +60,10 @@
 // CHECK:         call void @mgpuStreamDestroy(ptr %[[S]])
 // The packed entry the runtime calls is unchanged.
 // CHECK-LABEL: define void @pipe_fn_linear_relu(ptr %0)
-// CHECK:         call void @_mlir_ciface_linear_relu(
+// CHECK:         call void @_mlir_ciface_pipe_block_linear_relu(
 
 // The loss block's 4x8 sum is one block of 32 threads and an all-reduce.
-// CHECK-LABEL: define { {{.*}} } @mse_head(
+// CHECK-LABEL: define { {{.*}} } @pipe_block_mse_head(
 // CHECK:         call void @mgpuLaunchKernel(ptr %{{.*}}, i64 1, i64 1, i64 1, i64 32, i64 1, i64 1, i32 0,
 // CHECK-LABEL: define void @pipe_fn_mse_head(
 // CHECK-LABEL: define void @pipe_fn_mse_head_bwd_input(

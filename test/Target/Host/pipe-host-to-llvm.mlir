@@ -28,18 +28,18 @@
 
 // A forward block: results allocated through the hook (the runtime takes
 // ownership), the matmul a GEMM call, the ReLU a loop nest.
-// CHECK-LABEL: llvm.func @linear_relu(
+// CHECK-LABEL: llvm.func @pipe_block_linear_relu(
 // CHECK:         llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK:         llvm.call @pipe_rt_gemm_f32
 // CHECK:         llvm.cond_br
 // CHECK:         llvm.return
-// CHECK-LABEL: llvm.func @_mlir_ciface_linear_relu(
+// CHECK-LABEL: llvm.func @_mlir_ciface_pipe_block_linear_relu(
 // CHECK-SAME:    %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK-LABEL: llvm.func @pipe_fn_linear_relu(
 // CHECK-SAME:    %{{.*}}: !llvm.ptr) {
-// CHECK:         llvm.call @_mlir_ciface_linear_relu(
+// CHECK:         llvm.call @_mlir_ciface_pipe_block_linear_relu(
 // A temporary of the backward (the masked cotangent) is freed in the block.
-// CHECK-LABEL: llvm.func @linear_relu_bwd_input(
+// CHECK-LABEL: llvm.func @pipe_block_linear_relu_bwd_input(
 // CHECK:         llvm.call @pipe_rt_gemm_f32
 // CHECK:         llvm.call @_mlir_memref_to_llvm_free
 // CHECK-LABEL: llvm.func @pipe_fn_linear_relu_bwd_input(
