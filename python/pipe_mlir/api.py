@@ -644,9 +644,9 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     `workdir/data.safetensors`; micro-batch g (g = step * microbatches + m)
     takes row g mod N. eval_data: the same for the evaluation split.
     Optimizer, learning rate and clipping options are pipe-train's
-    (docs/trainer.md); weight_decay None = pipe-train's default (0.01 for
-    AdamW, 0 for SGD), which params of rank 0 or 1 (biases, norm scales)
-    do not get unless decay_all.
+    (docs/trainer.md); weight_decay None = torch.optim's default (0.01 for
+    AdamW, 0 for SGD; pipe-train's own default run uses 0.1), which params
+    of rank 0 or 1 (biases, norm scales) do not get unless decay_all.
     lr_groups: {pattern: multiplier}, pipe-train's --lr-group: the params
     a pattern names (a glob on the whole name, or "re:" and a regular
     expression, as --freeze) train at multiplier times the scheduled rate.
@@ -736,8 +736,10 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         args += ["--data-parallel", str(settings["data_parallel"])]
     if nesterov:
         args.append("--nesterov")
-    if weight_decay is not None:
-        args += ["--weight-decay", _number_text(weight_decay)]
+    if weight_decay is None:
+        # torch.optim's defaults, not pipe-train's default run's (0.1).
+        weight_decay = 0.01 if optimizer == "adamw" else 0.0
+    args += ["--weight-decay", _number_text(weight_decay)]
     if clip:
         args += ["--clip", _number_text(clip)]
     if eval_every:

@@ -46,7 +46,7 @@
 // NOHOST-NOT: {{ U (malloc|free)$}}
 // NOHOST-NOT: memrefCopy
 
-// KERNELS-LABEL: func.func @layer(
+// KERNELS-LABEL: func.func @pipe_block_layer(
 // KERNELS:         gpu.all_reduce add
-// KERNELS-LABEL: func.func @layer_bwd_weight(
+// KERNELS-LABEL: func.func @pipe_block_layer_bwd_weight(
 // KERNELS:         gpu.all_reduce add

@@ -14,7 +14,7 @@
 // RUN: FileCheck %s --check-prefix=DECL < %t/guarded.mlir
 // GUARD-NOT: range 0
 // GUARD: llvm.mlir.global internal constant @pipe_index_site_{{[0-9]+}}("{{.*}}computed-index.mlir:{{[0-9]+}}:{{[0-9]+}}: tensor.extract in @gather, index 0 of tensor<8x4xf32>\00")
-// GUARD: func.func @gather(
+// GUARD: func.func @pipe_block_gather(
 // GUARD: %[[BAD:.*]] = arith.cmpi uge, %[[I:.*]], %{{.*}} : index
 // GUARD: scf.if %[[BAD]] {
 // GUARD: func.call @pipe_rt_index_fault(

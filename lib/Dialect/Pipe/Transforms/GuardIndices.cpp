@@ -136,8 +136,12 @@ void IndexGuard::guard(Operation *op, func::FuncOp fn, Value container,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, dim);
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << describeLocation(loc) << ": " << op->getName() << " in @"
-       << fn.getSymName() << ", index " << i << " of " << type;
+    // Name a block function as the user's IR names the block (the host
+    // lowering prefixes its symbol).
+    StringRef name = fn.getSymName();
+    name.consume_front("pipe_block_");
+    os << describeLocation(loc) << ": " << op->getName() << " in @" << name
+       << ", index " << i << " of " << type;
     scf::IfOp::create(b, loc, bad, [&](OpBuilder &nb, Location l) {
       Type i64 = nb.getI64Type();
       Value where = site(nb, l, text);
