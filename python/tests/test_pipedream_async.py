@@ -429,6 +429,17 @@ def max_rel(actual, expected):
     return max(rel(actual[n], expected[n]) for n in expected)
 
 
+def assert_matches(params, losses, expected, expected_losses):
+    """Every final param and every step's loss within TOLERANCE."""
+    errors = {n: rel(params[n], expected[n]) for n in expected}
+    worst = max(errors, key=errors.get)
+    assert errors[worst] <= TOLERANCE, \
+        f"{worst}: relative error {errors[worst]:.3g} ({errors})"
+    for got, want in zip(losses, expected_losses):
+        assert abs(got - want) <= TOLERANCE * abs(want), (losses,
+                                                          expected_losses)
+
+
 # ---------------------------------------------------------------------------
 # Tests
 # ---------------------------------------------------------------------------
@@ -472,13 +483,7 @@ def test_pipedream_async_matches_reference(bins, setup, devices, weights):
         assert plan.stale_backwards == 0
     expected, expected_losses = reference(plan, setup["params0"], setup["xs"],
                                           setup["ys"])
-    errors = {n: rel(params[n], expected[n]) for n in expected}
-    worst = max(errors, key=errors.get)
-    assert errors[worst] <= TOLERANCE, \
-        f"{worst}: relative error {errors[worst]:.3g} ({errors})"
-    for got, want in zip(losses, expected_losses):
-        assert abs(got - want) <= TOLERANCE * abs(want), (losses,
-                                                          expected_losses)
+    assert_matches(params, losses, expected, expected_losses)
 
 
 def test_synchronous_matches_reference(bins, setup):
@@ -521,13 +526,7 @@ def test_weight_prediction_matches_reference(bins, setup, devices, optimizer):
     opt = OPTIMIZERS[optimizer][1]
     expected, expected_losses = reference(plan, setup["params0"], setup["xs"],
                                           setup["ys"], opt=opt)
-    errors = {n: rel(params[n], expected[n]) for n in expected}
-    worst = max(errors, key=errors.get)
-    assert errors[worst] <= TOLERANCE, \
-        f"{worst}: relative error {errors[worst]:.3g} ({errors})"
-    for got, want in zip(losses, expected_losses):
-        assert abs(got - want) <= TOLERANCE * abs(want), (losses,
-                                                          expected_losses)
+    assert_matches(params, losses, expected, expected_losses)
     # Prediction changes the result: the stale run of the same optimizer
     # differs.
     _, stale, _ = compile_and_train(bins, setup, "pipedream-async", devices,

@@ -910,8 +910,8 @@ int main(int argc, char **argv) {
   // these and override them; the same list goes to pipe-runner for an
   // artifact.
   std::vector<std::string> defaults = {
-      "--steps", "1000", "--lr",          "3e-3",   "--min-lr",     "1e-3",
-      "--warmup", "20",  "--lr-schedule", "cosine", "--eval-every", "100"};
+      "--steps",  "1000", "--lr",          "3e-3",   "--min-lr",     "1e-3",
+      "--warmup", "20",   "--lr-schedule", "cosine", "--eval-every", "100"};
   if (flags.model.empty() && flags.preset.empty() && !choosesSgd(rest))
     defaults.insert(defaults.end(), {"--weight-decay", "0.1"});
   rest.insert(rest.begin(), defaults.begin(), defaults.end());

@@ -200,6 +200,22 @@ struct LossBuilder {
                        });
   }
 
+  /// Inside a generic over the rows (d0) of `table` [N, C]: whether
+  /// `target` (a row's class index) counts (is not `ignore`, -100), and the
+  /// table's element at the row and that class (class `zero` when it does
+  /// not count, so the read stays in bounds).
+  std::pair<Value, Value> readTarget(OpBuilder &nb, Location l, Value table,
+                                     Value target, Value ignore, Value zero) {
+    Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
+                                        target, ignore);
+    Value safe = arith::SelectOp::create(nb, l, valid, target, zero);
+    Value col = arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
+    Value row = linalg::IndexOp::create(nb, l, 0);
+    Value element =
+        tensor::ExtractOp::create(nb, l, table, ValueRange{row, col});
+    return {valid, element};
+  }
+
   /// nll_loss of log-probabilities [N, C] against class indices [N].
   Value nll(Value logp, Value target, bool mean) {
     MLIRContext *ctx = b.getContext();
@@ -211,14 +227,7 @@ struct LossBuilder {
         tensorOf({n}, ft), {target}, {id1}, id1,
         {utils::IteratorType::parallel}, empty({n}, ft),
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
-                                              a[0], ignore);
-          Value safe = arith::SelectOp::create(nb, l, valid, a[0], zeroI);
-          Value col =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
-          Value row = linalg::IndexOp::create(nb, l, 0);
-          Value lp =
-              tensor::ExtractOp::create(nb, l, logp, ValueRange{row, col});
+          auto [valid, lp] = readTarget(nb, l, logp, a[0], ignore, zeroI);
           Value neg = arith::NegFOp::create(nb, l, lp);
           return arith::SelectOp::create(nb, l, valid, neg, zero);
         });
@@ -258,14 +267,8 @@ struct LossBuilder {
         tensorOf({2}, i64), {target, rowMax}, {targetMap, maxMap}, outMap,
         {utils::IteratorType::reduction, utils::IteratorType::parallel},
         filled({2}, zeroI), [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
-                                              a[0], ignore);
-          Value safe = arith::SelectOp::create(nb, l, valid, a[0], zeroI);
-          Value col =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
-          Value r = linalg::IndexOp::create(nb, l, 0);
-          Value score =
-              tensor::ExtractOp::create(nb, l, scores, ValueRange{r, col});
+          auto [valid, score] =
+              readTarget(nb, l, scores, a[0], ignore, zeroI);
           Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE,
                                             score, a[1]);
           // Slot 0 counts hits, slot 1 every counted target.
