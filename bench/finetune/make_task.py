@@ -50,8 +50,11 @@ def build(files, seq=64, train_per_class=2048, eval_per_class=256, seed=0,
     rng = np.random.default_rng(seed)
     parts = {"train": ([], []), "eval": ([], [])}
     for label, path in enumerate(files):
-        with open(path, "rb") as f:
-            data = f.read()
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise SystemExit(f"{path}: {e.strerror}")
         blocks = [data[i:i + block] for i in range(0, len(data), block)]
         split_blocks = {
             "train": [b for k, b in enumerate(blocks)

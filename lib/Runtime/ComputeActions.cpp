@@ -163,35 +163,38 @@ int getParam(pipe_rt_device_ctx *ctx, int pid, int version,
 /// step. Momentum SGD: w - sum_k lr_k m^k v (v the momentum buffer; no
 /// weight-decay or dampening term, as FTPipe). AdamW: k = 1..ahead AdamW
 /// steps with exp_avg decayed by beta1^k and exp_avg_sq as it is. Without
-/// optimizer state yet (no update so far, or plain SGD) the copy equals the
-/// weights.
+/// optimizer state yet (no update so far, or plain SGD) there is nothing to
+/// extrapolate: `out` is `value` itself.
 int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
                  const BufferPtr &value, const std::string &what,
                  BufferPtr &out) {
   RunState &run = *ctx->run;
   const ParamInfo &p = run.m->params[pid];
   const TypeInfo &t = run.m->types[p.type];
-  std::string error;
   if (t.dtype != DType::F32)
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": weight prediction of param '" + p.name +
                     "', which is not f32");
-  if (int st = run.memory.alloc(ctx->device, t.bytes(), "predicted weights",
-                                out, error))
-    return fail(ctx, st, what + ": " + error);
   size_t n = size_t(t.numel);
+  const auto &states = run.deviceOptState[ctx->device];
+  auto found = states.find(pid);
+  pipe_rt_optim_update u{};
+  setParamOptimizer(*run.session, pid, version, u);
+  bool sgd = u.kind == PIPE_RT_OPTIM_SGD && u.sgd.momentum != 0;
+  bool adamw = u.kind == PIPE_RT_OPTIM_ADAMW;
+  if (!p.trainable || found == states.end() || found->second.step == 0 ||
+      found->second.state0.size() != n ||
+      (adamw && found->second.state1.size() != n) || !(sgd || adamw)) {
+    out = value;
+    return PIPE_RT_OK;
+  }
+  const SessionParam &state = found->second;
+  std::string error;
   std::vector<float> w(n);
   if (int st =
           run.memory.toHost(Lane::Compute, w.data(), *value, t.bytes(), error))
     return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
-  static const SessionParam kNoState;
-  const auto &states = run.deviceOptState[ctx->device];
-  auto found = states.find(pid);
-  const SessionParam &state = found != states.end() ? found->second : kNoState;
-  pipe_rt_optim_update u{};
-  setParamOptimizer(*run.session, pid, version, u);
-  if (p.trainable && state.step > 0 && u.kind == PIPE_RT_OPTIM_SGD &&
-      u.sgd.momentum != 0 && state.state0.size() == n) {
+  if (sgd) {
     double coefficient = 0, power = 1;
     for (int k = 1; k <= ahead; ++k) {
       setParamOptimizer(*run.session, pid, version + k - 1, u);
@@ -201,8 +204,7 @@ int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
     float c = float(coefficient);
     for (size_t i = 0; i < n; ++i)
       w[i] -= c * state.state0[i];
-  } else if (p.trainable && state.step > 0 && u.kind == PIPE_RT_OPTIM_ADAMW &&
-             state.state0.size() == n && state.state1.size() == n) {
+  } else {
     for (int k = 1; k <= ahead; ++k) {
       setParamOptimizer(*run.session, pid, version + k - 1, u);
       const pipe_rt_adamw_config &a = u.adamw;
@@ -218,6 +220,9 @@ int predictParam(pipe_rt_device_ctx *ctx, int pid, int version, int ahead,
       }
     }
   }
+  if (int st = run.memory.alloc(ctx->device, t.bytes(), "predicted weights",
+                                out, error))
+    return fail(ctx, st, what + ": " + error);
   if (int st =
           run.memory.toDevice(Lane::Compute, *out, w.data(), t.bytes(), error))
     return fail(ctx, st, what + ": predicting '" + p.name + "': " + error);
@@ -275,6 +280,8 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
   stash.version = forwardVersion;
   if (stashAll)
     stash.runs.resize(stage.runs.size());
+  // Weight prediction: once per param, however many runs read it.
+  std::map<int, BufferPtr> predicted;
   for (size_t i = 0; i < stage.runs.size(); ++i) {
     const RunInfo &r = m.runs[stage.runs[i]];
     std::vector<BufferPtr> args;
@@ -283,11 +290,11 @@ int runStage(pipe_rt_device_ctx *ctx, int sid, int mb, int step, int version,
       if (int st = getParam(ctx, pid, version, what, p))
         return st;
       if (predict > 0 && !recompute) {
-        BufferPtr predicted;
-        if (int st =
-                predictParam(ctx, pid, version, predict, p, what, predicted))
-          return st;
-        p = std::move(predicted);
+        BufferPtr &copy = predicted[pid];
+        if (!copy)
+          if (int st = predictParam(ctx, pid, version, predict, p, what, copy))
+            return st;
+        p = copy;
       }
       args.push_back(std::move(p));
     }

@@ -11,7 +11,6 @@
 #include "pipe/Runtime/ManifestSchema.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -307,10 +306,9 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
       if (!lp.integer(metric.value, "value id", 0, numValues - 1) ||
           !lp.word(metric.name, "name") || !lp.done())
         return false;
-      for (char c : metric.name)
-        if (!std::isalnum((unsigned char)c) && c != '_' && c != '-' && c != '.')
-          return lp.fail("metric name '" + metric.name +
-                         "': letters, digits, '_', '-' and '.' only");
+      if (!isMetricName(metric.name))
+        return lp.fail("metric name '" + metric.name +
+                       "': letters, digits, '_', '-' and '.' only");
       const TypeInfo &t = m.types[m.valueTypes[metric.value]];
       if (t.dtype != DType::I64 || t.shape != std::vector<int64_t>{2})
         return lp.fail("metric '" + metric.name +

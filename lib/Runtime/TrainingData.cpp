@@ -263,18 +263,19 @@ TrainingData::open(const DataSpec &spec, const std::vector<InputSpec> &inputs,
                std::equal(shape.begin() + 1, shape.end(), t->shape.begin() + 1))
         rows = t->shape[0] / shape[0];
       if (t->dtype != want || rows < 1) {
-        std::string s = formatShape(shape);
+        // "[N, 4, 8]": `dims` after a leading dimension named `lead`.
+        auto led = [](const char *lead, const std::vector<int64_t> &dims) {
+          return std::string("[") + lead + (dims.empty() ? "" : ", ") +
+                 formatShape(dims).substr(1);
+        };
         error = path + ": tensor '" + name + "' is " + t->dtype + " " +
                 formatShape(t->shape) + ", input " + std::to_string(k) +
-                " of the program needs " + want + " [N" +
-                (shape.empty() ? "" : ", ") + s.substr(1) +
+                " of the program needs " + want + " " + led("N", shape) +
                 " (N >= 1 micro-batches)";
         if (!shape.empty())
           error +=
-              " or [S" +
-              formatShape(std::vector<int64_t>(shape.begin() + 1, shape.end()))
-                  .substr(1)
-                  .insert(0, shape.size() > 1 ? ", " : "") +
+              " or " +
+              led("S", std::vector<int64_t>(shape.begin() + 1, shape.end())) +
               " (S >= " + std::to_string(shape[0]) + " samples)";
         return false;
       }

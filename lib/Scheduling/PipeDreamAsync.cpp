@@ -164,8 +164,9 @@ public:
           auto key = std::make_tuple(item.stage, item.step, item.microbatch);
           if (item.kind == ActionKind::Forward)
             fwd[key] = &item;
-          else if (item.kind == ActionKind::Backward && fwd.count(key))
-            fwd[key]->predict = item.version - fwd[key]->version;
+          else if (auto it = fwd.find(key);
+                   item.kind == ActionKind::Backward && it != fwd.end())
+            it->second->predict = item.version - it->second->version;
         }
       }
     }

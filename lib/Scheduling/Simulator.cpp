@@ -118,18 +118,19 @@ private:
 
 double Simulator::computeTime(const ScheduleAction &a) const {
   const PipelineStage &stage = pipeline.stages[a.stage];
+  // A device-side optimizer update of the stage: memory-bound.
+  auto updateTime = [&] {
+    double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
+    return bandwidth > 0
+               ? stage.paramCount * machine.updateBytesPerParam / bandwidth
+               : 0.0;
+  };
   switch (a.kind) {
-  case ActionKind::Forward: {
+  case ActionKind::Forward:
     // Weight prediction first builds the predicted copy: it reads the
     // weights and the optimizer state and writes the copy, about half an
     // update's memory traffic.
-    double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
-    double predict =
-        a.predict > 0 && bandwidth > 0
-            ? stage.paramCount * machine.updateBytesPerParam / 2 / bandwidth
-            : 0.0;
-    return stage.forwardTime + predict;
-  }
+    return stage.forwardTime + (a.predict > 0 ? updateTime() / 2 : 0.0);
   case ActionKind::Recompute:
     return stage.forwardTime;
   case ActionKind::Backward:
@@ -138,12 +139,8 @@ double Simulator::computeTime(const ScheduleAction &a) const {
     return stage.backwardInputTime;
   case ActionKind::BackwardWeight:
     return stage.backwardWeightTime;
-  case ActionKind::Update: {
-    double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
-    return bandwidth > 0
-               ? stage.paramCount * machine.updateBytesPerParam / bandwidth
-               : 0.0;
-  }
+  case ActionKind::Update:
+    return updateTime();
   default:
     return 0;
   }

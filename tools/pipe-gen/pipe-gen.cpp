@@ -78,8 +78,9 @@ static cl::opt<bool> optPooler("pooler",
                                cl::cat(genCat));
 static cl::opt<int64_t> optClasses(
     "classes",
-    cl::desc("GPT-2: a sequence classifier over this many classes (score "
-             "head on the last position; returns logits, no loss)"),
+    cl::desc("GPT-2: a sequence classifier over this many classes (a score "
+             "head on the pooled final hidden states, see --pooling; "
+             "returns logits, no loss)"),
     cl::cat(genCat));
 static cl::opt<std::string> optPooling(
     "pooling",

@@ -114,6 +114,19 @@ inline int getManifestSection(const std::string &keyword) {
   return -1;
 }
 
+/// A task metric's name as a `metric` record (and the trainer's JSON log,
+/// `"eval_<name>"`) carries it: letters, digits, '_', '-' and '.', at least
+/// one.
+inline bool isMetricName(const std::string &name) {
+  if (name.empty())
+    return false;
+  for (char c : name)
+    if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+        !(c >= '0' && c <= '9') && c != '_' && c != '-' && c != '.')
+      return false;
+  return true;
+}
+
 /// A `run` record.
 struct ManifestRun {
   int id = 0;

@@ -229,10 +229,11 @@ LogicalResult ManifestBuilder::addGraph(GraphOp graph,
         auto name = graph.getResultAttrOfType<StringAttr>(i, kMetricAttr);
         if (!name)
           continue;
-        if (name.getValue().empty() || hasWhitespace(name.getValue()))
+        if (!pipe_rt::isMetricName(name.str()))
           return graph.emitOpError("metric name '")
                  << name.getValue() << "' of result " << i
-                 << " cannot be exported";
+                 << " cannot be exported (letters, digits, '_', '-' and '.' "
+                    "only)";
         writer.metric(valueIds.lookup(terminator->getOperand(i)), name.str());
       }
     }

@@ -334,9 +334,9 @@ void host_lowering::convertBlock(BlockOp block) {
   // `log`, `tanh` at op granularity) would otherwise define that symbol,
   // which the libm call of an intrinsic binds to, and which the dynamic
   // linker resolves to libm's in a shared artifact.
-  auto func = func::FuncOp::create(b, block.getLoc(),
-                                   ("pipe_block_" + block.getSymName()).str(),
-                                   block.getFunctionType());
+  auto func = func::FuncOp::create(
+      b, block.getLoc(), (kBlockFunctionPrefix + block.getSymName()).str(),
+      block.getFunctionType());
   func.getBody().takeBody(block.getBody());
   for (Block &body : func.getBody())
     if (auto ret = dyn_cast<ReturnOp>(body.getTerminator())) {

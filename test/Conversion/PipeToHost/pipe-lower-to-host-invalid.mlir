@@ -239,6 +239,28 @@ pipe.schedule @x placement @p kind "gpipe" microbatches 1 forward_only {
 
 // -----
 
+// A task metric's name travels in the manifest and the trainer's JSON log:
+// letters, digits, '_', '-' and '.' only.
+pipe.block @head (%x: tensor<4xf32>, %t: tensor<2xi64>) -> (tensor<f32>, tensor<2xi64>) {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  pipe.return %c, %t : tensor<f32>, tensor<2xi64>
+}
+// expected-error@+1 {{'pipe.graph' op metric name 'acc"x' of result 1 cannot be exported (letters, digits, '_', '-' and '.' only)}}
+pipe.graph @g(%x: tensor<4xf32>, %t: tensor<2xi64>) -> (tensor<f32> {pipe.loss_seed = 1.0 : f32}, tensor<2xi64> {pipe.metric = "acc\"x"}) {
+  %l, %m = pipe.run "a" @head(%x, %t) : (tensor<4xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2xi64>)
+  pipe.return %l, %m : tensor<f32>, tensor<2xi64>
+}
+pipe.placement @p graph @g devices 1 {
+  pipe.stage @s0 device 0 blocks ["a"]
+}
+pipe.schedule @x placement @p kind "gpipe" microbatches 1 forward_only {
+  pipe.device 0 {
+    pipe.forward @s0 mb 0
+  }
+}
+
+// -----
+
 // weights=...: an external param whose file is missing.
 // expected-error@+1 {{'pipe.param' op cannot read its weights: }}
 pipe.param @w : tensor<4x4xf32> external("no-such-file.safetensors", "w")

@@ -139,7 +139,7 @@ void IndexGuard::guard(Operation *op, func::FuncOp fn, Value container,
     // Name a block function as the user's IR names the block (the host
     // lowering prefixes its symbol).
     StringRef name = fn.getSymName();
-    name.consume_front("pipe_block_");
+    name.consume_front(kBlockFunctionPrefix);
     os << describeLocation(loc) << ": " << op->getName() << " in @" << name
        << ", index " << i << " of " << type;
     scf::IfOp::create(b, loc, bad, [&](OpBuilder &nb, Location l) {

@@ -24,6 +24,11 @@ namespace mlir::pipe {
 /// Parses a non-negative integer that fits in 64 bits (used by attribute
 /// parameters that count FLOPs, bytes or nanoseconds).
 FailureOr<uint64_t> parseCount(AsmParser &parser);
+
+/// The host lowering makes each pipe.block a func.func named with this
+/// prefix, so that no block (`exp`, `log` at op granularity) defines a C
+/// library symbol (docs/host-lowering.md).
+inline constexpr llvm::StringLiteral kBlockFunctionPrefix = "pipe_block_";
 } // namespace mlir::pipe
 
 #define GET_ATTRDEF_CLASSES
