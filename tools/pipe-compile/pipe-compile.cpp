@@ -53,6 +53,11 @@ static cl::opt<bool> fuseElementwise(
     cl::desc("Fuse elementwise ops in the block functions as the CUDA back "
              "end does (pipe-fuse-elementwise; same results)"),
     cl::init(false), cl::cat(compileCat));
+static cl::opt<bool>
+    vectorize("vectorize",
+              cl::desc("Vectorise the non-GEMM rows (pipe-linalg-to-vector); "
+                       "--vectorize=false leaves them to scalar loops"),
+              cl::init(true), cl::cat(compileCat));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "pipe-compile") << message << "\n";
@@ -79,7 +84,7 @@ static int compile(const pipe::InputLimits &limits) {
   options.deviceMemoryBytes = deviceMemory;
   options.weights = weightsFile;
   pm.addPass(pipe::createPipeLowerToHost(options));
-  pipe::buildHostToLLVMPipeline(pm, fuseElementwise);
+  pipe::buildHostToLLVMPipeline(pm, {fuseElementwise, vectorize});
   if (failed(pm.run(*module)))
     return 1;
   if (!emitLLVM.empty())

@@ -79,6 +79,42 @@ def PipeLinalgToGemm : Pass<"pipe-linalg-to-gemm", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// LinalgToVector
+//===----------------------------------------------------------------------===//
+
+def PipeLinalgToVector : Pass<"pipe-linalg-to-vector", "ModuleOp"> {
+  let summary = "Vectorises the rows of elementwise and reduction linalg ops "
+                "on buffers";
+  let description = [{
+    After `pipe-linalg-to-gemm`, on the host pipeline: every linalg op on
+    identity-layout memrefs with static shapes that upstream's vectoriser
+    accepts, and whose innermost loop dimension is the last (contiguous)
+    index of every operand that uses it, is tiled into runs of that
+    dimension (each outer loop by 1, the row in runs of the largest length
+    up to `max-length` that divides it) and each run is vectorised: 1-D
+    vector loads, arithmetic and stores, and for a reduction along the row
+    (softmax, layer norm, cross-entropy) one horizontal reduction per run,
+    reassociated so that LLVM sums it as a tree. A row reduction's result
+    therefore differs from the scalar loop's in the last bits. Ops it does
+    not take (odd or short rows, transposing maps, gathers, unrecognised
+    reductions) are left to `convert-linalg-to-loops`.
+
+    ```
+    pipe-opt blocks.mlir --pipe-linalg-to-vector=max-length=64
+    ```
+  }];
+  let options = [
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"64",
+           "Longest vector (elements) one run of a row becomes">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // LinalgToGpu
 //===----------------------------------------------------------------------===//
 

@@ -6,6 +6,8 @@
 //
 // RUN: pipe-opt %s --pipe-differentiate --pipe-lower-to-host --pipe-host-to-llvm | FileCheck %s
 // RUN: pipe-opt %s --pipe-differentiate --pipe-lower-to-host --pipe-host-to-llvm | FileCheck %s --check-prefix=NOLEFT
+// RUN: pipe-opt %s --pipe-differentiate --pipe-lower-to-host --pipe-host-to-llvm | FileCheck %s --check-prefix=VECTOR
+// RUN: pipe-opt %s --pipe-differentiate --pipe-lower-to-host '--pipe-host-to-llvm=vectorize=false' | FileCheck %s --check-prefix=SCALAR
 
 // Nothing but the LLVM dialect is left.
 // NOLEFT-NOT: {{ (func|memref|linalg|tensor|bufferization|arith|cf|scf|pipe)\.[a-z_]+}}
@@ -25,6 +27,16 @@
 // CHECK-DAG: llvm.mlir.global private constant @{{__pipe_gemm_shape_[0-9]+}}(dense<[1, 8, 8, 4, 0, 1, 8, 0, 8, 1, 0, 8, 1]> : tensor<13xi64>)
 // CHECK-DAG: llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0Atype 0 f32 2 8 8\0A{{.*}}\0Aend\0A\00")
 // CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(3 : i32)
+
+// The loss's sum of squares (rows of 8) is a vector reduction, reassociated
+// (pipe-linalg-to-vector); with vectorize=false, scalar loops.
+// VECTOR-LABEL: llvm.func @pipe_block_mse_head(
+// VECTOR:         llvm.load {{.*}} -> vector<8xf32>
+// VECTOR:         "llvm.intr.vector.reduce.fadd"({{.*}}) <{fastmathFlags = #llvm.fastmath<reassoc>}> : (f32, vector<8xf32>) -> f32
+// VECTOR-LABEL: llvm.func @_mlir_ciface_pipe_block_mse_head(
+// SCALAR-LABEL: llvm.func @pipe_block_mse_head(
+// SCALAR-NOT:     vector
+// SCALAR-LABEL: llvm.func @_mlir_ciface_pipe_block_mse_head(
 
 // A forward block: results allocated through the hook (the runtime takes
 // ownership), the matmul a GEMM call, the ReLU a loop nest.

@@ -58,6 +58,8 @@ std::string ScheduleConfig::describe() const {
     text += " weights=" + weights;
   if (fuseElementwise)
     text += " fused";
+  if (!vectorize)
+    text += " scalar";
   return text;
 }
 
@@ -117,7 +119,8 @@ HostProgram::HostProgram(const pipe::modelgen::TransformerConfig &model,
     return;
   }
   PassManager lower(&context);
-  pipe::buildHostToLLVMPipeline(lower, schedule.fuseElementwise);
+  pipe::buildHostToLLVMPipeline(lower,
+                                {schedule.fuseElementwise, schedule.vectorize});
   if (failed(lower.run(module))) {
     errorText = "lowering to LLVM failed:\n" + diagnostics;
     return;

@@ -37,6 +37,8 @@ struct ScheduleConfig {
   bool recompute = false;
   /// Lower with `--pipe-host-to-llvm=fuse-elementwise=true`.
   bool fuseElementwise = false;
+  /// `false`: lower with `--pipe-host-to-llvm=vectorize=false`.
+  bool vectorize = true;
   std::string describe() const;
 };
 

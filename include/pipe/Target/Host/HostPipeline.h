@@ -12,12 +12,22 @@
 
 namespace mlir::pipe {
 
-/// Adds the lowering of `--pipe-lower-to-host`'s output to the LLVM dialect:
-/// bufferization with deallocation, GEMMs to the runtime's BLAS entry, loops
-/// for the rest, LLVM, and the packed entry points. `fuseElementwise` runs
+/// The choices of the host pipeline. `fuseElementwise` runs
 /// `pipe-fuse-elementwise` on the block functions first (what the CUDA
-/// pipeline does by default), to compare its numerics on the CPU.
-void buildHostToLLVMPipeline(OpPassManager &pm, bool fuseElementwise = false);
+/// pipeline does by default), to compare its numerics on the CPU;
+/// `vectorize = false` leaves the non-GEMM work to scalar loops (and LLVM's
+/// loop vectoriser), to compare speed and numerics with the vector rows of
+/// `pipe-linalg-to-vector`.
+struct HostPipelineConfig {
+  bool fuseElementwise = false;
+  bool vectorize = true;
+};
+
+/// Adds the lowering of `--pipe-lower-to-host`'s output to the LLVM dialect:
+/// bufferization with deallocation, GEMMs to the runtime's BLAS entry,
+/// vector rows and loops for the rest, LLVM, and the packed entry points.
+void buildHostToLLVMPipeline(OpPassManager &pm,
+                             const HostPipelineConfig &config = {});
 
 /// Registers `--pipe-host-to-llvm` (the pipeline above) and
 /// `--pipe-host-to-cuda` (pipe/Target/CUDA/CudaPipeline.h).
