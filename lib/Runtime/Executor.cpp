@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Executor.h"
+#include "Cores.h"
 
 #include "Format.h"
 #include "Ranks.h"
@@ -237,6 +238,12 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       return runFail(st, error);
   }
 
+  // Cores beyond one per computing device thread of this process take
+  // parts of that device's large GEMMs (Cores.h).
+  unsigned busyDevices = 0;
+  for (int d = 0; d < slots; ++d)
+    busyDevices += run->ranks.isLocal(run->programDevice(d));
+  setIntraOpHelpers(defaultIntraOpHelpers(busyDevices));
   int status = pipe_rt_run_devices(run->devs, runDevice, run.get());
   std::string error;
   // Let outstanding copies finish before looking at the results.

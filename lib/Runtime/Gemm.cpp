@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cores.h"
 #include "GemmLayout.h"
 
 #include "pipe/Runtime/Program.h"
@@ -57,6 +58,20 @@ bool blasLayout(int64_t rowStride, int64_t colStride, int64_t rows,
   return true;
 }
 
+/// Products smaller than this many multiply-adds (about 50 us of one core)
+/// run on the calling thread: handing them to a helper costs more than it
+/// saves.
+constexpr int64_t kParallelMacs = int64_t(1) << 21;
+
+/// How many chunks of rows one product of m x k by k x n is cut into: enough
+/// that two or four threads share a large one, few enough that each chunk
+/// keeps BLAS's blocking efficient (at least 64 rows).
+int64_t rowChunksOf(int64_t m, int64_t n, int64_t k) {
+  if (m * n * k < kParallelMacs)
+    return 1;
+  return std::clamp<int64_t>(m / 64, 1, 4);
+}
+
 struct UnrankedMemRef {
   int64_t rank;
   void *descriptor;
@@ -88,21 +103,33 @@ extern "C" void pipe_rt_gemm_f32(const float *a, const float *b, float *c,
   bool blas = k > 0 && scn == 1 && scm >= n &&
               blasLayout(sam, sak, m, k, ta, lda) &&
               blasLayout(sbk, sbn, k, n, tb, ldb);
-  for (int64_t i = 0; i < batch; ++i) {
-    const float *ai = a + i * aStrides[0];
+  // Chunks of rows of C that intra-op helpers may take: their number comes
+  // from the shape alone, so the results do not depend on how many threads
+  // run them.
+  int64_t rowChunks = blas ? rowChunksOf(m, n, k) : 1;
+  int64_t rowsPerChunk = (m + rowChunks - 1) / rowChunks;
+  auto multiply = [&](int64_t chunk) {
+    int64_t i = chunk / rowChunks;
+    int64_t row0 = (chunk % rowChunks) * rowsPerChunk;
+    int64_t rows = std::min(rowsPerChunk, m - row0);
+    const float *ai = a + i * aStrides[0] + row0 * sam;
     const float *bi = b + i * bStrides[0];
-    float *ci = c + i * cStrides[0];
+    float *ci = c + i * cStrides[0] + row0 * scm;
 #ifndef PIPE_RT_NO_CBLAS
     if (blas)
-      cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ai,
+      cblas_sgemm(CblasRowMajor, ta, tb, int(rows), int(n), int(k), 1.0f, ai,
                   int(lda), bi, int(ldb), 1.0f, ci, int(scm));
     else
-#else
-    (void)blas;
 #endif
-      gemmLoop(ai, bi, ci, m, n, k, aStrides[1], aStrides[2], bStrides[1],
+      gemmLoop(ai, bi, ci, rows, n, k, aStrides[1], aStrides[2], bStrides[1],
                bStrides[2], cStrides[1], cStrides[2]);
+  };
+  if (batch * m * n * k < kParallelMacs) {
+    for (int64_t chunk = 0; chunk < batch * rowChunks; ++chunk)
+      multiply(chunk);
+    return;
   }
+  pipe_rt::parallelChunks(batch * rowChunks, multiply);
 }
 
 /// Strided copy of a ranked memref described by MLIR's descriptor layout.

@@ -16,6 +16,7 @@
 #include "pipe/Runtime/HostOptimizer.h"
 
 #include "Bf16.h"
+#include "Cores.h"
 #include "HostOptimizerKernels.h"
 
 #include <atomic>
@@ -191,9 +192,7 @@ extern "C" {
 
 pipe_rt_host_optimizer *pipe_rt_host_optimizer_create(unsigned numThreads) {
   if (numThreads == 0)
-    numThreads = std::thread::hardware_concurrency();
-  if (numThreads == 0)
-    numThreads = 1;
+    numThreads = pipe_rt::processCores();
   auto *opt = new (std::nothrow) pipe_rt_host_optimizer();
   if (!opt)
     return nullptr;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ParameterServer.h"
+#include "Cores.h"
 
 #include "Actions.h"
 #include "Bf16.h"
@@ -49,8 +50,7 @@ void narrowInParallel(const std::vector<NarrowSpan> &spans) {
     for (size_t i; (i = next.fetch_add(1)) < pieces.size();)
       narrowToBf16(pieces[i].dst, pieces[i].src, pieces[i].n);
   };
-  size_t threads = std::min<size_t>(
-      std::max(1u, std::thread::hardware_concurrency()), pieces.size());
+  size_t threads = std::min<size_t>(processCores(), pieces.size());
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t)
     pool.emplace_back(work);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+#include "Cores.h"
 #include "Format.h"
 #include "OutputFile.h"
 #include "Profile.h"
@@ -32,20 +33,15 @@ void copyError(const std::string &msg, char *error, size_t size) {
   std::snprintf(error, size, "%s", msg.c_str());
 }
 
-/// optimizer_threads 0: the host optimizer's share of the cores. Ranks on
-/// one host split them. A parameter-server schedule of several steps per run
-/// (overlapped or delayed host updates) runs the optimizer beside its
-/// device threads by design, so each of those keeps a core: on 2 cores the
-/// width-scaled delayed L2L step is 2.1% faster with 1 worker than with 2
-/// (docs/benchmarks.md), while plain L2L, whose device waits for the last
-/// updates, is 4.6% faster with both.
+/// optimizer_threads 0: the host optimizer's share of the process's cores
+/// (Cores.h: ranks on one host split them). A parameter-server schedule of
+/// several steps per run (overlapped or delayed host updates) runs the
+/// optimizer beside its device threads by design, so each of those keeps a
+/// core: on 2 cores the width-scaled delayed L2L step is 2.1% faster with 1
+/// worker than with 2 (docs/benchmarks.md), while plain L2L, whose device
+/// waits for the last updates, is 4.6% faster with both.
 unsigned defaultOptimizerThreads(const Manifest &m) {
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
-    long ranks = std::strtol(local, nullptr, 10);
-    if (ranks > 1)
-      cores = std::max(1u, unsigned(cores / std::min<long>(ranks, cores)));
-  }
+  unsigned cores = processCores();
   // In-process replicas are device threads of this process too.
   unsigned busyDevices = 0;
   for (const ScheduleInfo &x : m.schedules)
