@@ -4,10 +4,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <mutex>
 #include <sched.h>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -31,8 +32,20 @@ unsigned processCores() {
 }
 
 unsigned defaultIntraOpHelpers(unsigned busyDevices) {
-  if (const char *env = std::getenv("PIPE_INTRA_OP_THREADS"))
-    return unsigned(std::max(0L, std::strtol(env, nullptr, 10)));
+  if (const char *env = std::getenv("PIPE_INTRA_OP_THREADS")) {
+    char *end = nullptr;
+    long helpers = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && helpers >= 0 &&
+        helpers <= long(kMaxIntraOpHelpers))
+      return unsigned(helpers);
+    static std::once_flag warned;
+    std::call_once(warned, [env] {
+      std::fprintf(stderr,
+                   "pipe runtime: ignoring PIPE_INTRA_OP_THREADS='%s' (not an "
+                   "integer in [0, %u]); using the core policy\n",
+                   env, kMaxIntraOpHelpers);
+    });
+  }
   unsigned cores = processCores();
   return cores > busyDevices ? cores - busyDevices : 0;
 }
@@ -46,10 +59,15 @@ class HelperPool {
 public:
   void resize(unsigned helpers) {
     std::lock_guard<std::mutex> lock(mu);
-    target = helpers;
-    while (threads.size() < target)
-      threads.emplace_back(
-          [this, index = unsigned(threads.size())] { work(index); });
+    // A helper the system refuses to start is one fewer helper: the chunks
+    // are the same, only fewer threads run them.
+    try {
+      while (threads.size() < helpers)
+        threads.emplace_back(
+            [this, index = unsigned(threads.size())] { work(index); });
+    } catch (const std::system_error &) {
+    }
+    target = std::min<unsigned>(helpers, unsigned(threads.size()));
   }
 
   void run(int64_t n, const std::function<void(int64_t)> &fn) {

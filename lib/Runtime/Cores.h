@@ -1,5 +1,4 @@
-//===- Cores.h - How the runtime's threads share the host's cores -*- C++
-//-*-===//
+//===- Cores.h - How the runtime's threads share the cores ------*- C++ -*-===//
 //
 // One core policy for every thread pool of the runtime: the device threads,
 // the intra-op helpers that take part of a device's GEMMs, the host
@@ -22,13 +21,17 @@ namespace pipe_rt {
 /// host (OMPI_COMM_WORLD_LOCAL_SIZE, or a launcher's LOCAL_SIZE); at least 1.
 unsigned processCores();
 
+/// The most helpers PIPE_INTRA_OP_THREADS may ask for.
+constexpr unsigned kMaxIntraOpHelpers = 1024;
+
 /// Intra-op helper threads for `busyDevices` device threads that compute at
 /// the same time: the cores left over after one per device, 0 when there are
-/// none. PIPE_INTRA_OP_THREADS overrides it (0 turns the helpers off).
+/// none. PIPE_INTRA_OP_THREADS (0 to kMaxIntraOpHelpers) overrides it: 0
+/// turns the helpers off; any other value is ignored with a warning.
 unsigned defaultIntraOpHelpers(unsigned busyDevices);
 
 /// Sets how many helper threads parallelChunks may use (started lazily,
-/// kept for the process).
+/// kept for the process; as many as the system lets it start).
 void setIntraOpHelpers(unsigned helpers);
 
 /// Runs fn(0), ..., fn(n - 1), each exactly once, returning when all are

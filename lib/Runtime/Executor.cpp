@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Executor.h"
-#include "Cores.h"
 
+#include "Cores.h"
 #include "Format.h"
 #include "Ranks.h"
 

@@ -6,10 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "ParameterServer.h"
-#include "Cores.h"
 
 #include "Actions.h"
 #include "Bf16.h"
+#include "Cores.h"
 #include "Format.h"
 #include "Ranks.h"
 

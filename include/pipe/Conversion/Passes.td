@@ -105,7 +105,8 @@ def PipeLinalgToVector : Pass<"pipe-linalg-to-vector", "ModuleOp"> {
   }];
   let options = [
     Option<"maxLength", "max-length", "int64_t", /*default=*/"64",
-           "Longest vector (elements) one run of a row becomes">,
+           "Longest vector (elements) one run of a row becomes, 8 to "
+           "4096">,
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect",

@@ -1,5 +1,4 @@
-//===- LinalgToVector.cpp - Row-vectorised loops for linalg on buffers
-//-----===//
+//===- LinalgToVector.cpp - Vector rows for linalg ops on buffers ---------===//
 //
 // What pipe-linalg-to-gemm leaves (elementwise chains, row reductions of
 // softmax, layer norm and cross-entropy, broadcasts) would otherwise become
@@ -36,6 +35,11 @@ using namespace mlir;
 
 namespace {
 
+/// Rows shorter than this stay scalar loops; no run is shorter.
+constexpr int64_t kShortestRow = 8;
+/// The longest run `max-length` may ask for.
+constexpr int64_t kLongestRun = 4096;
+
 /// The length of the vector along the innermost loop dimension of `op`, or
 /// std::nullopt when the op stays with the loop lowering: dynamic shapes,
 /// a strided or i1 operand, an operand that indexes the innermost dimension
@@ -66,7 +70,6 @@ std::optional<int64_t> rowVectorLength(linalg::LinalgOp op, int64_t maxLength) {
     }
   }
   int64_t rowLength = ranges[inner];
-  constexpr int64_t kShortestRow = 8;
   if (rowLength < kShortestRow)
     return std::nullopt;
   // The largest length that divides the row, so that every tile is whole
@@ -83,6 +86,13 @@ struct LinalgToVectorPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Longer vectors only make LLVM's code generation slower.
+    if (maxLength < kShortestRow || maxLength > kLongestRun) {
+      getOperation().emitError("pipe-linalg-to-vector: max-length=")
+          << int64_t(maxLength) << " is outside [" << kShortestRow << ", "
+          << kLongestRun << "]";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       // A fill stays a loop that LLVM turns into memset.

@@ -47,6 +47,11 @@ TEST(Cores, HelpersAreTheCoresLeftOverAfterTheDevices) {
   EXPECT_EQ(defaultIntraOpHelpers(1), cores - 1);
   setenv("PIPE_INTRA_OP_THREADS", "3", 1);
   EXPECT_EQ(defaultIntraOpHelpers(8), 3u);
+  // Not a count in [0, kMaxIntraOpHelpers]: the policy decides.
+  for (const char *bad : {"many", "-1", "3x", "100000"}) {
+    setenv("PIPE_INTRA_OP_THREADS", bad, 1);
+    EXPECT_EQ(defaultIntraOpHelpers(1), cores - 1) << bad;
+  }
   unsetenv("PIPE_INTRA_OP_THREADS");
 }
 
