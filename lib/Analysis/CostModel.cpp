@@ -643,7 +643,7 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
     if (!shapes)
       return profileError(fileName,
                           "missing or non-string field '" + where + ".shapes'");
-    MeasuredTimes times;
+    MeasuredCosts times;
     for (auto [field, slot] : {std::pair<StringRef, std::optional<double> *>{
                                    "forward_ms", &times.forwardMs},
                                {"backward_ms", &times.backwardMs}}) {
@@ -657,6 +657,26 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
                                           "' must be a non-negative number "
                                           "of milliseconds");
       *slot = *ms;
+    }
+    // Working memory: optional (tables written before it was measured).
+    for (auto [field, slot] :
+         {std::pair<StringRef, std::optional<uint64_t> *>{
+              "forward_working_bytes", &times.forwardWorkingBytes},
+          {"recompute_working_bytes", &times.recomputeWorkingBytes},
+          {"backward_fused_working_bytes", &times.backwardWorkingBytes},
+          {"backward_input_working_bytes", &times.backwardInputWorkingBytes},
+          {"backward_weight_working_bytes",
+           &times.backwardWeightWorkingBytes}}) {
+      const llvm::json::Value *number = entry->get(field);
+      if (!number)
+        continue;
+      std::optional<int64_t> bytes = number->getAsInteger();
+      if (!bytes || *bytes < 0)
+        return profileError(fileName, "field '" + where + "." + field +
+                                          "' must be a non-negative integer "
+                                          "number of bytes");
+      if (*bytes > 0)
+        *slot = uint64_t(*bytes);
     }
     profile.table[(*hash + " " + *shapes).str()] = times;
   }
@@ -697,7 +717,7 @@ llvm::Expected<Profile> mlir::pipe::parseProfile(StringRef json,
       return profileError(fileName, "field '" + where +
                                         "' must be an object with "
                                         "'forward_ms' and/or 'backward_ms'");
-    MeasuredTimes times;
+    MeasuredCosts times;
     for (const auto &[field, value] : *entry) {
       std::optional<double> *slot = nullptr;
       if (field == "forward_ms")
@@ -735,7 +755,7 @@ llvm::Expected<Profile> mlir::pipe::loadProfile(StringRef path) {
 }
 
 CostAttr mlir::pipe::toCostAttr(MLIRContext *context, const BlockCost &cost,
-                                const MeasuredTimes &measured) {
+                                const MeasuredCosts &measured) {
   auto toNs = [](std::optional<double> ms) -> uint64_t {
     if (!ms)
       return 0;
@@ -747,5 +767,10 @@ CostAttr mlir::pipe::toCostAttr(MLIRContext *context, const BlockCost &cost,
   return CostAttr::get(context, cost.forwardFlops, cost.backwardInputFlops,
                        cost.backwardWeightFlops, cost.paramBytes,
                        cost.savedBytes, cost.outputBytes,
-                       toNs(measured.forwardMs), toNs(measured.backwardMs));
+                       toNs(measured.forwardMs), toNs(measured.backwardMs),
+                       measured.forwardWorkingBytes.value_or(0),
+                       measured.recomputeWorkingBytes.value_or(0),
+                       measured.backwardWorkingBytes.value_or(0),
+                       measured.backwardInputWorkingBytes.value_or(0),
+                       measured.backwardWeightWorkingBytes.value_or(0));
 }

@@ -621,7 +621,10 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     forward.setCostAttr(CostAttr::get(
         ctx, cost.getForwardFlops(), result.inputFlops, result.weightFlops,
         cost.getParamBytes(), savedBytes, cost.getOutputBytes(),
-        cost.getForwardTimeNs(), cost.getBackwardTimeNs()));
+        cost.getForwardTimeNs(), cost.getBackwardTimeNs(),
+        cost.getForwardWorkingBytes(), cost.getRecomputeWorkingBytes(),
+        cost.getBackwardWorkingBytes(), cost.getBackwardInputWorkingBytes(),
+        cost.getBackwardWeightWorkingBytes()));
   } else {
     forward->setAttr(kSavedBytesAttr,
                      IntegerAttr::get(IntegerType::get(ctx, 64), savedBytes));

@@ -58,6 +58,11 @@ public:
   virtual void free(int device, void *ptr) = 0;
   /// Bytes in use now and the peak since the memory was created.
   virtual void usage(int device, uint64_t *inUse, uint64_t *peak) = 0;
+  /// Starts a window and returns the bytes in use; windowPeak is the most
+  /// in use since. Allocations of every lane count, so the working memory
+  /// of one compute action is exact only while no copy job allocates.
+  virtual uint64_t startWindow(int device) = 0;
+  virtual uint64_t windowPeak(int device) = 0;
 
   /// Copies `bytes` between host memory and `device`'s memory, or within
   /// `device` (the direction follows from the pointers).

@@ -775,6 +775,25 @@ pipe_rt_optim_update makeUpdate(pipe_rt_session *session, int pid, int step,
   return u;
 }
 
+/// The working memory of a compute action, measured while tracing: the
+/// most bytes the action's device held above what it held when it began.
+class WorkingSet {
+public:
+  explicit WorkingSet(pipe_rt_device_ctx *ctx) : ctx(ctx) {
+    if (ctx->run->tracing())
+      start = ctx->run->memory->startWindow(ctx->device);
+  }
+  int64_t bytes() const {
+    if (!ctx->run->tracing())
+      return -1;
+    return int64_t(ctx->run->memory->windowPeak(ctx->device) - start);
+  }
+
+private:
+  pipe_rt_device_ctx *ctx;
+  uint64_t start = 0;
+};
+
 } // namespace
 
 extern "C" {
@@ -796,10 +815,11 @@ int32_t pipe_rt_act_forward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
                               "version and a training schedule",
                               predict));
   double t0 = ctx->run->now();
+  WorkingSet working(ctx);
   int st =
       runStage(ctx, stage, mb, step, version, predict, keep != 0, false, what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
-                       ctx->device, t0, ctx->run->now());
+                       ctx->device, t0, ctx->run->now(), working.bytes());
   return st;
 }
 
@@ -811,9 +831,10 @@ int32_t pipe_rt_act_recompute(pipe_rt_device_ctx *ctx, int32_t stage,
   if (int st = checkAction(ctx, what, stage, mb, step))
     return st;
   double t0 = ctx->run->now();
+  WorkingSet working(ctx);
   int st = runStage(ctx, stage, mb, step, version, 0, true, true, what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
-                       ctx->device, t0, ctx->run->now());
+                       ctx->device, t0, ctx->run->now(), working.bytes());
   return st;
 }
 
@@ -833,9 +854,10 @@ int32_t pipe_rt_act_backward(pipe_rt_device_ctx *ctx, int32_t stage, int32_t mb,
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": the schedule is forward-only");
   double t0 = ctx->run->now();
+  WorkingSet working(ctx);
   int st = runBackward(ctx, stage, mb, step, version, part, what);
   ctx->run->traceEvent(traceName(what), "compute", TrackKind::Compute,
-                       ctx->device, t0, ctx->run->now());
+                       ctx->device, t0, ctx->run->now(), working.bytes());
   return st;
 }
 

@@ -11,6 +11,7 @@
 #include "pipe/Runtime/Devices.h"
 #include "Format.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
@@ -57,6 +58,7 @@ struct Allocation {
 
 struct Device {
   uint64_t capacity = 0, inUse = 0, peak = 0;
+  uint64_t windowPeak = 0; // since pipe_rt_device_start_window
   std::unordered_map<void *, Allocation> allocations;
 };
 
@@ -216,8 +218,8 @@ int pipe_rt_alloc(pipe_rt_devices *devs, int device, uint64_t bytes,
                              device, label, (unsigned long long)bytes));
   dev.allocations.emplace(p, Allocation{bytes, label});
   dev.inUse += bytes;
-  if (dev.inUse > dev.peak)
-    dev.peak = dev.inUse;
+  dev.peak = std::max(dev.peak, dev.inUse);
+  dev.windowPeak = std::max(dev.windowPeak, dev.inUse);
   *out = p;
   return PIPE_RT_OK;
 }
@@ -255,6 +257,32 @@ int pipe_rt_device_memory(pipe_rt_devices *devs, int device, uint64_t *inUse,
     *inUse = devs->devices[device].inUse;
   if (peak)
     *peak = devs->devices[device].peak;
+  return PIPE_RT_OK;
+}
+
+int pipe_rt_device_start_window(pipe_rt_devices *devs, int device,
+                                uint64_t *inUse) {
+  if (!devs)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(devs->mu);
+  if (!devs->validDevice(device))
+    return PIPE_RT_INVALID_ARGUMENT;
+  Device &dev = devs->devices[device];
+  dev.windowPeak = dev.inUse;
+  if (inUse)
+    *inUse = dev.inUse;
+  return PIPE_RT_OK;
+}
+
+int pipe_rt_device_window_peak(pipe_rt_devices *devs, int device,
+                               uint64_t *peak) {
+  if (!devs)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(devs->mu);
+  if (!devs->validDevice(device))
+    return PIPE_RT_INVALID_ARGUMENT;
+  if (peak)
+    *peak = devs->devices[device].windowPeak;
   return PIPE_RT_OK;
 }
 

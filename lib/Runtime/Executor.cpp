@@ -46,11 +46,13 @@ double RunState::now() const {
 }
 
 void RunState::traceEvent(const std::string &name, const char *category,
-                          TrackKind kind, int index, double start, double end) {
+                          TrackKind kind, int index, double start, double end,
+                          int64_t workingBytes) {
   if (!session->tracing)
     return;
   std::lock_guard<std::mutex> lock(session->traceMu);
-  session->trace.push_back({name, category, kind, index, start, end});
+  session->trace.push_back(
+      {name, category, kind, index, start, end, workingBytes});
 }
 
 int RunState::linkIndex(int from, int to) {

@@ -142,7 +142,8 @@ struct RunState {
   double now() const;
   bool tracing() const { return session->tracing; }
   void traceEvent(const std::string &name, const char *category, TrackKind kind,
-                  int index, double start, double end);
+                  int index, double start, double end,
+                  int64_t workingBytes = -1);
   int linkIndex(int from, int to);
 };
 

@@ -67,6 +67,16 @@ public:
   void usage(int device, uint64_t *inUse, uint64_t *peak) override {
     pipe_rt_device_memory(devs, device, inUse, peak);
   }
+  uint64_t startWindow(int device) override {
+    uint64_t inUse = 0;
+    pipe_rt_device_start_window(devs, device, &inUse);
+    return inUse;
+  }
+  uint64_t windowPeak(int device) override {
+    uint64_t peak = 0;
+    pipe_rt_device_window_peak(devs, device, &peak);
+    return peak;
+  }
   int copy(int, Lane, void *dst, const void *src, uint64_t bytes,
            std::string &) override {
     if (bytes)

@@ -631,11 +631,16 @@ int pipe_rt_session_write_trace(pipe_rt_session *session, const char *path) {
     text += format(",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,"
                    "\"tid\":%zu,\"args\":{\"name\":%s}}",
                    t, quote(names[t]).c_str());
-  for (const TraceEvent &e : session->trace)
+  for (const TraceEvent &e : session->trace) {
     text += format(",{\"name\":%s,\"cat\":%s,\"ph\":\"X\",\"pid\":0,"
-                   "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                   "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
                    quote(e.name).c_str(), quote(e.category).c_str(), trackOf(e),
                    e.start * 1e6, (e.end - e.start) * 1e6);
+    if (e.workingBytes >= 0)
+      text += format(",\"args\":{\"working_bytes\":%lld}",
+                     (long long)e.workingBytes);
+    text += "}";
+  }
   text += "]}\n";
   std::string error;
   if (!writeFileAtomically(path, text, error)) {

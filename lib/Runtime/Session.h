@@ -52,6 +52,9 @@ struct TraceEvent {
   TrackKind kind;
   int index;         // device, or link index for TrackKind::Link
   double start, end; // seconds since the trace epoch
+  /// Compute actions: the most device bytes in use while the action ran,
+  /// above those in use when it began (-1: not measured).
+  int64_t workingBytes = -1;
 };
 
 /// The ranks of a session: `replicas` data-parallel copies of the placed

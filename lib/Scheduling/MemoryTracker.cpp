@@ -54,6 +54,29 @@ void MemoryTracker::add(unsigned device, int64_t bytes, bool activation) {
   }
 }
 
+void MemoryTracker::reach(unsigned device, int64_t bytes) {
+  if (device < current.size())
+    peak[device] = std::max(peak[device], current[device] + bytes);
+}
+
+uint64_t MemoryTracker::workingBytes(const ScheduleAction &action) const {
+  const PipelineStage &stage = pipeline.stages[action.stage];
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return stage.forwardWorkingBytes;
+  case ActionKind::Recompute:
+    return stage.recomputeWorkingBytes;
+  case ActionKind::Backward:
+    return stage.backwardWorkingBytes;
+  case ActionKind::BackwardInput:
+    return stage.backwardInputWorkingBytes;
+  case ActionKind::BackwardWeight:
+    return stage.backwardWeightWorkingBytes;
+  default:
+    return 0;
+  }
+}
+
 uint64_t MemoryTracker::keptBytes(unsigned stage, unsigned mb,
                                   unsigned step) const {
   const PipelineStage &info = pipeline.stages[stage];
@@ -68,14 +91,22 @@ void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
   const PipelineStage &stage = pipeline.stages[s];
   auto key =
       std::make_tuple(s, (unsigned)std::max(action.microbatch, 0), action.step);
+  // A measured working set covers what the part allocates while it runs
+  // (outputs, kept activations, gradients, temporaries); without one only
+  // the forward's outputs are charged for its duration.
+  uint64_t working = workingBytes(action);
   switch (action.kind) {
   case ActionKind::Forward:
-    add(device, stage.outputBytes, false);
     // Weight prediction: the predicted copy lives for the forward.
     if (action.predict > 0)
       add(device, stage.paramBytes, false);
+    if (working)
+      reach(device, working);
+    else
+      add(device, stage.outputBytes, false);
     break;
   case ActionKind::Recompute:
+    reach(device, working);
     if (!recomputedHeld.count(key)) {
       recomputedHeld[key] = stage.savedBytes;
       add(device, stage.savedBytes, true);
@@ -84,6 +115,7 @@ void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
   case ActionKind::Backward:
   case ActionKind::BackwardInput:
   case ActionKind::BackwardWeight:
+    reach(device, working);
     // The step's gradients, accumulated over its micro-batches.
     if (!gradBuffer[{s, action.step}]) {
       gradBuffer[{s, action.step}] = true;
@@ -117,6 +149,28 @@ void MemoryTracker::begin(unsigned device, const ScheduleAction &action) {
 }
 
 void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
+  // Offloads and pushes: the runtime frees their device buffers inside the
+  // copy job, at the latest when their wait returns. They are counted until
+  // then, so the peak does not depend on when the copy engine gets to them.
+  if (action.kind == ActionKind::Wait) {
+    for (int token : action.waits) {
+      auto offload = offloading.find({device, token});
+      if (offload != offloading.end()) {
+        add(device, -offload->second, true);
+        offloading.erase(offload);
+      }
+      auto push = pushing.find({device, token});
+      if (push != pushing.end()) {
+        auto [s, step] = push->second;
+        if (gradBuffer[{s, step}]) {
+          gradBuffer[{s, step}] = false;
+          add(device, -(int64_t)pipeline.stages[s].paramBytes, false);
+        }
+        pushing.erase(push);
+      }
+    }
+    return;
+  }
   if (action.stage < 0 || action.stage >= (int)pipeline.getNumStages())
     return;
   unsigned s = action.stage;
@@ -151,7 +205,8 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
   };
   switch (action.kind) {
   case ActionKind::Forward:
-    add(device, -(int64_t)stage.outputBytes, false);
+    if (!workingBytes(action))
+      add(device, -(int64_t)stage.outputBytes, false);
     if (action.predict > 0)
       add(device, -(int64_t)stage.paramBytes, false);
     if (!schedule.forwardOnly && !kept.count(key)) {
@@ -176,18 +231,18 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
     }
     break;
   case ActionKind::Offload: {
+    // Held apart from `kept`: a prefetch of the same micro-batch may bring
+    // it back before the wait.
     auto it = kept.find(key);
     if (it != kept.end()) {
-      add(device, -it->second, true);
+      offloading[{device, action.token}] = it->second;
       kept.erase(it);
     }
     break;
   }
+
   case ActionKind::Push:
-    if (gradBuffer[{s, action.step}]) {
-      gradBuffer[{s, action.step}] = false;
-      add(device, -(int64_t)stage.paramBytes, false);
-    }
+    pushing[{device, action.token}] = {s, action.step};
     break;
   default:
     break;

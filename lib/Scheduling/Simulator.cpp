@@ -396,6 +396,9 @@ void Simulator::process(unsigned d) {
     break;
   case ActionKind::Wait:
     state.hostTime = start;
+    // What a wait frees (offloaded and pushed buffers) is free once the
+    // device's earlier computes are done too: the runtime runs them in order.
+    memory(d, a, std::max(start, afterCompute), std::max(start, afterCompute));
     break;
   case ActionKind::Load:
   case ActionKind::Prefetch: {

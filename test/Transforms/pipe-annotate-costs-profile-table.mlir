@@ -15,6 +15,7 @@
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-missing-field.json 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-no-hash.json 2>&1 | FileCheck %s --check-prefix=NOHASH
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-bad-format.json 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-bad-working-bytes.json 2>&1 | FileCheck %s --check-prefix=WORKING
 
 // ANALYTIC-NOT: warning
 // ANALYTIC: stages: 1
@@ -28,9 +29,9 @@
 
 // COST: pipe.block @prologue{{.*}} output_bytes = {{[0-9]+}}>}
 // COST-LABEL: pipe.block @layer
-// COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000
+// COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000, forward_working_bytes = 123456, backward_working_bytes = 234567>
 // COST-LABEL: pipe.block @epilogue
-// COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000
+// COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000>
 
 // RENAMED: pipe.block @renamed_block{{.*}}forward_time_ns = 500000000, backward_time_ns = 1000000000
 
@@ -38,3 +39,4 @@
 // MISSING: error: pipe-annotate-costs: {{.*}}profile-table-missing-field.json: missing field 'blocks[1].backward_ms'
 // NOHASH: error: pipe-annotate-costs: {{.*}}profile-table-no-hash.json: missing or non-string field 'blocks[0].hash'
 // FORMAT: error: pipe-annotate-costs: {{.*}}profile-table-bad-format.json: field 'format' must be "pipe-profile-1"
+// WORKING: error: pipe-annotate-costs: {{.*}}profile-table-bad-working-bytes.json: field 'blocks[1].forward_working_bytes' must be a non-negative integer number of bytes

@@ -146,6 +146,8 @@ struct BlockInfo {
   /// each instance, in milliseconds.
   std::map<std::string, std::vector<double>> parts;
   std::vector<double> update; // per instance (its stage's update), ms
+  /// Part -> the most working memory any instance's part measured.
+  std::map<std::string, int64_t> working;
   uint64_t paramCount = 0;
 };
 
@@ -193,9 +195,11 @@ LogicalResult collectBlocks(ModuleOp lifted, const Flags &flags,
 /// One profiling run: compiles `lifted` with every block instance as its
 /// own stage on one device under `schedule`, runs it `runs` times with
 /// tracing and returns each compute action's durations (ms, in run order)
-/// by its name without the device prefix, and stage -> instances.
+/// and most working memory by its name without the device prefix, and
+/// stage -> instances.
 struct Measured {
   std::map<std::string, std::vector<double>> durations;
+  std::map<std::string, int64_t> working;
   std::map<std::string, std::vector<std::string>> stageInstances;
   std::map<std::string, std::string> instanceBlock;
 };
@@ -326,9 +330,16 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
     if (const llvm::json::Object *e = event.getAsObject())
       if (e->getString("cat") == StringRef("compute"))
-        if (auto name = e->getString("name"))
+        if (auto name = e->getString("name")) {
           measured.durations[name->str()].push_back(
               e->getNumber("dur").value_or(0) / 1000.0);
+          const llvm::json::Object *args = e->getObject("args");
+          if (std::optional<int64_t> bytes =
+                  args ? args->getInteger("working_bytes") : std::nullopt) {
+            int64_t &most = measured.working[name->str()];
+            most = std::max(most, *bytes);
+          }
+        }
   return success();
 }
 
@@ -364,10 +375,15 @@ void collectParts(const Measured &measured, std::vector<BlockInfo> &blocks) {
     if (callee == measured.instanceBlock.end() || !byName.count(callee->second))
       continue;
     BlockInfo &block = *byName[callee->second];
-    if (part == "update")
+    if (part == "update") {
       block.update.push_back(median(times));
-    else
+    } else {
       block.parts[part].push_back(median(times));
+      // Parts that ran in both schedules (the forward) keep the larger.
+      auto working = measured.working.find(name);
+      if (working != measured.working.end())
+        block.working[part] = std::max(block.working[part], working->second);
+    }
     if (std::find(block.instances.begin(), block.instances.end(), instance) ==
         block.instances.end())
       block.instances.push_back(instance);
@@ -466,6 +482,11 @@ double partMs(const BlockInfo &b, const std::string &part) {
   return it == b.parts.end() ? 0 : mean(it->second);
 }
 
+int64_t partWorkingBytes(const BlockInfo &b, const std::string &part) {
+  auto it = b.working.find(part);
+  return it == b.working.end() ? 0 : it->second;
+}
+
 llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
                             const Transfers &transfers, const Flags &flags,
                             double optimizerParamsPerSecond) {
@@ -494,6 +515,12 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
                                   : partMs(b, "backward.input") +
                                         partMs(b, "backward.weight")},
         {"update_ms", mean(b.update)},
+        {"forward_working_bytes", partWorkingBytes(b, "forward")},
+        {"recompute_working_bytes", partWorkingBytes(b, "recompute")},
+        {"backward_input_working_bytes", partWorkingBytes(b, "backward.input")},
+        {"backward_weight_working_bytes",
+         partWorkingBytes(b, "backward.weight")},
+        {"backward_fused_working_bytes", partWorkingBytes(b, "backward")},
     });
   }
   char date[32];

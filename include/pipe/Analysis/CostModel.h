@@ -163,17 +163,23 @@ FailureOr<BlockCost> estimateBlockCost(BlockOp block,
 // Measured profiles
 //===----------------------------------------------------------------------===//
 
-struct MeasuredTimes {
+/// What a profile measured of one block per micro-batch: times, and from a
+/// pipe-profile table the working memory of each part (the most device
+/// bytes above those held when the part began).
+struct MeasuredCosts {
   std::optional<double> forwardMs;
   std::optional<double> backwardMs;
+  std::optional<uint64_t> forwardWorkingBytes, recomputeWorkingBytes,
+      backwardWorkingBytes, backwardInputWorkingBytes,
+      backwardWeightWorkingBytes;
 };
 
 /// `{"blocks": {"<block or instance name>": {"forward_ms": 1.5,
 /// "backward_ms": 3.0}}}`; at least one of the two times per entry.
 struct Profile {
-  llvm::StringMap<MeasuredTimes> blocks;
+  llvm::StringMap<MeasuredCosts> blocks;
   /// pipe-profile tables: "<hash> <shapes>" -> times.
-  llvm::StringMap<MeasuredTimes> table;
+  llvm::StringMap<MeasuredCosts> table;
   bool isTable = false;
 };
 
@@ -194,9 +200,9 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef json,
 llvm::Expected<Profile> loadProfile(llvm::StringRef path);
 
 /// The `#pipe.cost` attribute for a block cost, with measured times (in
-/// milliseconds; converted to nanoseconds) when given.
+/// milliseconds; converted to nanoseconds) and working memory when given.
 CostAttr toCostAttr(MLIRContext *context, const BlockCost &cost,
-                    const MeasuredTimes &measured = {});
+                    const MeasuredCosts &measured = {});
 
 } // namespace mlir::pipe
 

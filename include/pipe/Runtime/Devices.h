@@ -83,6 +83,14 @@ int pipe_rt_free(pipe_rt_devices *devs, int device, void *ptr);
 int pipe_rt_device_memory(pipe_rt_devices *devs, int device, uint64_t *in_use,
                           uint64_t *peak);
 
+/// Starts a window on `device`: pipe_rt_device_window_peak then reports the
+/// most bytes in use since (the working memory of one action). *in_use
+/// (may be null) gets the bytes in use at the start.
+int pipe_rt_device_start_window(pipe_rt_devices *devs, int device,
+                                uint64_t *in_use);
+int pipe_rt_device_window_peak(pipe_rt_devices *devs, int device,
+                               uint64_t *peak);
+
 /// Copies `bytes` of `data` into a channel buffer (so `data` may be reused at
 /// once) and posts the send from `device`; *token completes when a recv with
 /// the same key has taken the data. A size mismatch with the matching recv

@@ -54,6 +54,12 @@ struct PipelineStage {
   /// recomputed from its boundary) and outputs, per micro-batch.
   uint64_t inputBytes = 0;
   uint64_t outputBytes = 0;
+  /// Measured working memory of each compute part (0: not measured): the
+  /// most bytes above those the device held when the part began, its
+  /// outputs, kept activations and the lowered code's temporaries included.
+  uint64_t forwardWorkingBytes = 0, recomputeWorkingBytes = 0,
+           backwardWorkingBytes = 0, backwardInputWorkingBytes = 0,
+           backwardWeightWorkingBytes = 0;
 
   double getBackwardTime() const {
     return backwardInputTime + backwardWeightTime;

@@ -73,6 +73,10 @@ public:
 
 private:
   void add(unsigned device, int64_t bytes, bool activation);
+  /// A moment at which the device holds `bytes` more than now.
+  void reach(unsigned device, int64_t bytes);
+  /// The measured working memory of a compute action (0: not measured).
+  uint64_t workingBytes(const ScheduleAction &action) const;
   uint64_t keptBytes(unsigned stage, unsigned mb, unsigned step) const;
 
   const Pipeline &pipeline;
@@ -83,6 +87,11 @@ private:
   std::map<std::tuple<unsigned, unsigned, unsigned>, int64_t> kept;
   std::map<std::tuple<unsigned, unsigned, unsigned>, int64_t> recomputedHeld;
   std::map<std::pair<unsigned, unsigned>, bool> gradBuffer;
+  /// (device, token) of an offload -> the bytes of kept activations it
+  /// frees at its wait; of a push -> the (stage, step) whose gradients it
+  /// frees then.
+  std::map<std::pair<unsigned, int>, int64_t> offloading;
+  std::map<std::pair<unsigned, int>, std::pair<unsigned, unsigned>> pushing;
   /// Weight stash (schedules that keep versions): whether the schedule
   /// does; per stage the updates so far; the version each kept forward
   /// read; per (stage, version) those forwards, and the versions copied.

@@ -59,7 +59,7 @@ class CudaMemory final : public DeviceMemory {
 public:
   struct Device {
     Lanes *lanes = nullptr;
-    uint64_t capacity = UINT64_MAX, inUse = 0, peak = 0;
+    uint64_t capacity = UINT64_MAX, inUse = 0, peak = 0, windowPeak = 0;
     std::mutex mu;
     std::unordered_map<void *, uint64_t> allocs;
     std::vector<void *> deferred; // freed during a block call
@@ -111,6 +111,7 @@ public:
       }
       dev.inUse += bytes;
       dev.peak = std::max(dev.peak, dev.inUse);
+      dev.windowPeak = std::max(dev.windowPeak, dev.inUse);
     }
     std::string e;
     void *p = nullptr;
@@ -150,6 +151,19 @@ public:
       *inUse = dev.inUse;
     if (peak)
       *peak = dev.peak;
+  }
+
+  uint64_t startWindow(int d) override {
+    Device &dev = *devices[d];
+    std::lock_guard<std::mutex> lock(dev.mu);
+    dev.windowPeak = dev.inUse;
+    return dev.inUse;
+  }
+
+  uint64_t windowPeak(int d) override {
+    Device &dev = *devices[d];
+    std::lock_guard<std::mutex> lock(dev.mu);
+    return dev.windowPeak;
   }
 
   int copy(int d, Lane lane, void *dst, const void *src, uint64_t bytes,

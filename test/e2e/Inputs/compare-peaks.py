@@ -3,10 +3,9 @@ with the runtime's measured one (a --profile file).
 
 usage: compare-peaks.py KIND REPORT.json PROFILE.json
 
-Prints one line per device and then "within-model" when no device's
-prediction exceeds its measured peak (the model counts only what the
-runtime charges; what it leaves out is listed in docs/scheduling.md), or
-"over-counted" when one does.
+Prints one line per device with the ratio predicted / measured, then
+"KIND within 10%" when every device's ratio is in [0.9, 1.1], or
+"KIND off by more than 10%" when one is not.
 """
 import json
 import sys
@@ -20,8 +19,8 @@ predicted = [d["peak_memory_bytes"] for d in report["devices"]]
 if len(predicted) != len(measured):
     sys.exit("%s: %d devices predicted, %d measured" %
              (kind, len(predicted), len(measured)))
-for d, (p, m) in enumerate(zip(predicted, measured)):
-    print("%s device %d: predicted %d measured %d ratio %.3f" %
-          (kind, d, p, m, p / m))
-print(kind, "within-model" if all(p <= m for p, m in
-                                  zip(predicted, measured)) else "over-counted")
+ratios = [p / m for p, m in zip(predicted, measured)]
+for d, (p, m, r) in enumerate(zip(predicted, measured, ratios)):
+    print("%s device %d: predicted %d measured %d ratio %.3f" % (kind, d, p, m, r))
+print(kind, "within 10%" if all(0.9 <= r <= 1.1 for r in ratios)
+      else "off by more than 10%")

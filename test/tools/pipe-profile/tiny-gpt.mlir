@@ -1,6 +1,7 @@
 // pipe-profile measures every part of every block of the tiny GPT on the
 // host runtime and writes the cost table of docs/profiler.md; the schema's
-// keys are checked, not the timings. --pipe-annotate-costs then finds every
+// keys are checked, not the timings; every part that allocates has a
+// working memory. --pipe-annotate-costs then finds every
 // block of the same model in the table by hash and shapes (no warning).
 // fit-device-model.mlir tests --fit-device-model.
 // RUN: pipe-gen --model=tiny-gpt > %t.model.mlir
@@ -10,14 +11,18 @@
 
 // CHECK: "blocks": [
 // CHECK: "backward_fused_ms": {{[0-9.e-]+}},
+// CHECK: "backward_fused_working_bytes": {{[1-9][0-9]*}},
 // CHECK: "backward_input_flops": 1024,
 // CHECK: "backward_input_ms":
 // CHECK: "backward_ms":
 // CHECK: "backward_weight_ms":
+// CHECK: "backward_weight_working_bytes": {{[1-9][0-9]*}},
 // CHECK: "forward_ms":
+// CHECK: "forward_working_bytes": {{[1-9][0-9]*}},
 // CHECK: "hash": "{{[0-9a-f]+}}",
 // CHECK: "name": "prologue",
 // CHECK: "recompute_ms":
+// CHECK: "recompute_working_bytes": {{[1-9][0-9]*}},
 // CHECK: "shapes": "(tensor<64x32xf32>, tensor<64x32xf32>, tensor<2x16xi64>) -> (tensor<2x16x32xf32>)",
 // CHECK: "update_ms":
 // CHECK: "instances": 2,

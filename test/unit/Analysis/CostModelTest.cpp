@@ -474,11 +474,11 @@ TEST(CostModelProfile, ErrorsNameTheFileAndField) {
   EXPECT_NE(error.find("invalid JSON"), std::string::npos) << error;
 }
 
-TEST_F(CostModelTest, CostAttrCarriesMeasuredTimes) {
+TEST_F(CostModelTest, CostAttrCarriesMeasuredCosts) {
   BlockCost cost;
   cost.forwardFlops = 10;
   cost.outputBytes = 7;
-  MeasuredTimes times;
+  MeasuredCosts times;
   times.forwardMs = 1.25;
   CostAttr attr = toCostAttr(&context, cost, times);
   EXPECT_EQ(attr.getForwardFlops(), 10u);

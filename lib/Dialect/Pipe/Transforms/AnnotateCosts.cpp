@@ -89,7 +89,7 @@ struct AnnotateCostsPass
           block, options, inputNeedsGrad.lookup(block.getSymName()));
       if (failed(cost))
         return signalPassFailure();
-      MeasuredTimes times = lookupTimes(measured, block, instancesOf);
+      MeasuredCosts times = lookupTimes(measured, block, instancesOf);
       block.setCostAttr(toCostAttr(&getContext(), *cost, times));
     }
   }
@@ -107,7 +107,7 @@ struct AnnotateCostsPass
         return signalPassFailure();
       BlockKey key = getBlockKey(block);
       auto it = measured.table.find(key.hash + " " + key.shapes);
-      MeasuredTimes times;
+      MeasuredCosts times;
       ++numBlocks;
       if (it != measured.table.end())
         times = it->second;
@@ -123,13 +123,13 @@ struct AnnotateCostsPass
   }
 
   /// The block's own entry, else the mean over its instances' entries.
-  static MeasuredTimes
+  static MeasuredCosts
   lookupTimes(Profile &measured, BlockOp block,
               llvm::StringMap<SmallVector<StringRef>> &instancesOf) {
     auto it = measured.blocks.find(block.getSymName());
     if (it != measured.blocks.end())
       return it->second;
-    MeasuredTimes mean;
+    MeasuredCosts mean;
     double forward = 0, backward = 0;
     unsigned numForward = 0, numBackward = 0;
     for (StringRef instance : instancesOf.lookup(block.getSymName())) {

@@ -45,6 +45,42 @@ StringRef mlir::pipe::getActionOpName(ActionKind kind) {
   llvm_unreachable("ActionKind outside Actions.def");
 }
 
+/// The working memory of a stage's parts from its blocks' (in graph order):
+/// a block's part runs on top of what the stage's earlier blocks of that
+/// part left behind: a forward keeps its saved activations; a step's first
+/// backward keeps each block's weight gradients (later ones add theirs in
+/// place, so this bounds them), and the runtime frees a stage's saved
+/// activations only when its whole backward ends. A block without a figure
+/// (not measured, or its part allocates nothing, as an embedding's input
+/// gradient) adds none.
+static void setWorkingBytes(PipelineStage &stage, ArrayRef<CostAttr> costs) {
+  auto compose = [&](auto working, auto left, bool reverse) -> uint64_t {
+    int64_t held = 0, most = 0;
+    for (unsigned i = 0; i < costs.size(); ++i) {
+      CostAttr cost = costs[reverse ? costs.size() - 1 - i : i];
+      if (working(cost))
+        most = std::max(most, held + int64_t(working(cost)));
+      held += left(cost);
+    }
+    return uint64_t(std::max<int64_t>(most, 0));
+  };
+  auto keeps = [](CostAttr c) { return int64_t(c.getSavedBytes()); };
+  auto gradients = [](CostAttr c) { return int64_t(c.getParamBytes()); };
+  auto nothing = [](CostAttr) { return int64_t(0); };
+  stage.forwardWorkingBytes = compose(
+      [](CostAttr c) { return c.getForwardWorkingBytes(); }, keeps, false);
+  stage.recomputeWorkingBytes = compose(
+      [](CostAttr c) { return c.getRecomputeWorkingBytes(); }, keeps, false);
+  stage.backwardWorkingBytes = compose(
+      [](CostAttr c) { return c.getBackwardWorkingBytes(); }, gradients, true);
+  stage.backwardInputWorkingBytes =
+      compose([](CostAttr c) { return c.getBackwardInputWorkingBytes(); },
+              nothing, true);
+  stage.backwardWeightWorkingBytes =
+      compose([](CostAttr c) { return c.getBackwardWeightWorkingBytes(); },
+              gradients, true);
+}
+
 FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
                                               const StageGraph &stages,
                                               const MachineModel &machine) {
@@ -90,6 +126,7 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   // shared and reduced.
   llvm::MapVector<StringAttr, llvm::SetVector<unsigned>> readers;
   SmallVector<llvm::SetVector<Value>> graphInputs(numStages);
+  SmallVector<SmallVector<CostAttr>> stageCosts(numStages);
   for (RunOp run : graph.getBody().getOps<RunOp>()) {
     unsigned s = stages.getStageOf(run);
     PipelineStage &stage = pipeline.stages[s];
@@ -124,7 +161,10 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       stage.backwardWeightTime += bw / flops;
     }
     stage.savedBytes += cost.getSavedBytes();
+    stageCosts[s].push_back(cost);
   }
+  for (unsigned s = 0; s < numStages; ++s)
+    setWorkingBytes(pipeline.stages[s], stageCosts[s]);
   for (unsigned s = 0; s < numStages; ++s)
     for (Value input : graphInputs[s])
       pipeline.stages[s].inputBytes += getTypeBytes(input.getType());

@@ -35,7 +35,11 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     backward under the block's recompute policy; `output_bytes` is the size
     of the block's results (what crosses to a consumer). A measured profile
     sets `forward_time_ns`/`backward_time_ns` (omitted when zero), which the
-    simulator prefers over FLOP-based estimates.
+    simulator prefers over FLOP-based estimates. A pipe-profile table also
+    sets the measured working memory of each part (`*_working_bytes`,
+    omitted when zero: the most device bytes above those held when the part
+    began, temporaries of the lowered code included), which the memory
+    model charges while the part runs.
 
     ```mlir
     #pipe.cost<forward_flops = 1024, backward_input_flops = 1024,
@@ -51,7 +55,12 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     Pipe_CountParameter:$saved_bytes,
     Pipe_CountParameter:$output_bytes,
     Pipe_OptionalCountParameter:$forward_time_ns,
-    Pipe_OptionalCountParameter:$backward_time_ns
+    Pipe_OptionalCountParameter:$backward_time_ns,
+    Pipe_OptionalCountParameter:$forward_working_bytes,
+    Pipe_OptionalCountParameter:$recompute_working_bytes,
+    Pipe_OptionalCountParameter:$backward_working_bytes,
+    Pipe_OptionalCountParameter:$backward_input_working_bytes,
+    Pipe_OptionalCountParameter:$backward_weight_working_bytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }
