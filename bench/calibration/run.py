@@ -10,9 +10,11 @@ one model use the device model fitted on the *other* model, so the machine
 terms are held out. Two block-time sources are reported:
 
   profiled  the model's own pipe-profile table (per-block part times and
-            working memory, measured in isolation, as FTPipe profiles the
-            model it partitions); the schedule, transfers, updates and
-            bubbles are the simulator's;
+            working memory, as FTPipe profiles the model it partitions),
+            measured with --co-runners 2 so that the times include the
+            other core's pipeline device sharing caches and memory
+            bandwidth; the schedule, transfers, updates and bubbles are the
+            simulator's;
   fitted    analytic block times from the other model's fitted device model
             (FLOPs / rate + bytes / bandwidth), nothing measured on this
             model.
@@ -34,12 +36,19 @@ import subprocess
 import sys
 import tempfile
 
+# pipe-gen flags, and the data: None for text (a GPT's tokens and targets),
+# else the inputs' safetensors specs for test/e2e/Inputs/make-data.py.
 MODELS = {
     "gpt": ["--model=tiny-gpt", "--layers=4", "--d-model=128", "--heads=4",
             "--ff=512", "--seq=64", "--batch=4", "--vocab=256"],
     "t5": ["--model=tiny-t5", "--layers=2", "--decoder-layers=2",
            "--d-model=128", "--heads=4", "--ff=512", "--seq=64",
            "--decoder-seq=32", "--batch=4", "--vocab=256"],
+}
+DATA = {
+    "gpt": None,
+    "t5": ["input0:I64:16x4x64:256", "input1:I64:16x4x32:256",
+           "input2:I64:16x4x32:256"],
 }
 
 # name -> (placement options, schedule options)
@@ -104,15 +113,21 @@ def main():
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     work = args.out or tempfile.mkdtemp(prefix="pipe-calibration-")
     os.makedirs(work, exist_ok=True)
-    data = os.path.join(work, "data.txt")
-    shutil.copyfile("/usr/share/common-licenses/GPL-3", data)
+    text = os.path.join(work, "data.txt")
+    shutil.copyfile("/usr/share/common-licenses/GPL-3", text)
+    make_data = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "..", "..", "test", "e2e", "Inputs",
+                             "make-data.py")
 
-    # Profile every model (tables and fitted device models) first.
-    for m in MODELS if len(models) > 1 else models:
+    # Profile every model first: each row uses the other one's device model.
+    for m in MODELS:
         base = os.path.join(work, m)
         run([tool("pipe-gen")] + MODELS[m] + ["-o", base + ".mlir"])
-        run([tool("pipe-profile"), base + ".mlir", "--repeats", "7",
-             "--warmup", "3", "-o", base + ".table.json",
+        if DATA[m]:
+            run([sys.executable, make_data, base + ".data.safetensors"] +
+                DATA[m])
+        run([tool("pipe-profile"), base + ".mlir", "--repeats", "9",
+             "--warmup", "3", "--co-runners", "2", "-o", base + ".table.json",
              "--fit-device-model", base + ".device.json"])
         for source, profile in (("profiled", "=profile=" + base +
                                  ".table.json"), ("fitted", "")):
@@ -146,6 +161,8 @@ def main():
             steps, peaks = [], None
             for r in range(args.repeats):
                 profile = "%s.run%d.json" % (row, r)
+                data = (os.path.join(work, m + ".data.safetensors")
+                        if DATA[m] else text)
                 run([tool("pipe-runner"), row + ".so", "--weights",
                      row + ".safetensors", "--data", data, "--steps",
                      str(args.steps), "--profile-skip", "4", "--profile",

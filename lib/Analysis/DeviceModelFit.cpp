@@ -14,12 +14,24 @@ static constexpr const char *kAdvice =
 
 llvm::Expected<FittedRates>
 mlir::pipe::fitDeviceRates(llvm::ArrayRef<MeasuredPart> parts) {
+  // Relative errors (each row divided by its time): parts span orders of
+  // magnitude, and an absolute fit would serve the largest one only. Parts
+  // that did not run (no time) say nothing.
   double sff = 0, sfb = 0, sbb = 0, sft = 0, sbt = 0;
+  unsigned timed = 0;
   for (const MeasuredPart &part : parts) {
-    sff += part.flops * part.flops, sfb += part.flops * part.bytes;
-    sbb += part.bytes * part.bytes;
-    sft += part.flops * part.seconds, sbt += part.bytes * part.seconds;
+    if (!(part.seconds > 0))
+      continue;
+    ++timed;
+    double f = part.flops / part.seconds, b = part.bytes / part.seconds;
+    sff += f * f, sfb += f * b, sbb += b * b;
+    sft += f, sbt += b;
   }
+  if (!parts.empty() && !timed)
+    return llvm::createStringError(
+        llvm::Twine("cannot fit the peak FLOP rate or the memory bandwidth: "
+                    "no measured part took any time") +
+        kAdvice);
   double det = sff * sbb - sfb * sfb;
   if (!(det > kMinSeparation * sff * sbb))
     return llvm::createStringError(

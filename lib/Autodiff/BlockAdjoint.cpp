@@ -621,9 +621,10 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     forward.setCostAttr(CostAttr::get(
         ctx, cost.getForwardFlops(), result.inputFlops, result.weightFlops,
         cost.getParamBytes(), savedBytes, cost.getOutputBytes(),
-        cost.getForwardTimeNs(), cost.getBackwardTimeNs(),
-        cost.getForwardWorkingBytes(), cost.getRecomputeWorkingBytes(),
-        cost.getBackwardWorkingBytes(), cost.getBackwardInputWorkingBytes(),
+        cost.getBytesAccessed(), cost.getForwardTimeNs(),
+        cost.getBackwardTimeNs(), cost.getForwardWorkingBytes(),
+        cost.getRecomputeWorkingBytes(), cost.getBackwardWorkingBytes(),
+        cost.getBackwardInputWorkingBytes(),
         cost.getBackwardWeightWorkingBytes()));
   } else {
     forward->setAttr(kSavedBytesAttr,

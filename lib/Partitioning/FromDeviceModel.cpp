@@ -15,8 +15,9 @@ ClusterInfo mlir::pipe::partitioning::buildClusterInfo(
                            : model.withDeviceCount(numDevices);
   ClusterInfo cluster;
   for (const DeviceSpec &spec : sized.devices)
-    cluster.devices.push_back(
-        DeviceInfo{spec.name, spec.memoryBytes, 0, spec.getFlops(dtype)});
+    cluster.devices.push_back(DeviceInfo{spec.name, spec.memoryBytes, 0,
+                                         spec.getFlops(dtype),
+                                         spec.memoryBandwidth});
   unsigned n = cluster.size();
   cluster.bandwidth.assign(n * n, 0);
   cluster.latency.assign(n * n, 0);
@@ -39,6 +40,7 @@ mlir::pipe::partitioning::buildMachineModel(const ClusterInfo &cluster) {
     MachineModel::Device device;
     device.memoryBytes = d.getUsableBytes();
     device.flops = d.flopsPerSecond;
+    device.memoryBandwidth = d.memoryBandwidth;
     machine.devices.push_back(device);
   }
   unsigned n = cluster.size();

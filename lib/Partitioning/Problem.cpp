@@ -393,30 +393,53 @@ llvm::StringRef ScheduleModel::getFamilyName(ScheduleFamily family) {
 // PartitionProblem
 //===----------------------------------------------------------------------===//
 
+/// A part of `flops` moving `bytes` on `device`.
+static double computeSeconds(const DeviceInfo &device, double flops,
+                             double bytes) {
+  return flops / device.flopsPerSecond +
+         (device.memoryBandwidth > 0 ? bytes / device.memoryBandwidth : 0.0);
+}
+
 double PartitionProblem::getForwardSeconds(unsigned node,
                                            unsigned device) const {
   const BlockNode &n = graph->getNode(node);
   if (n.forwardSeconds > 0)
     return n.forwardSeconds;
-  return n.forwardFlops / cluster.devices[device].flopsPerSecond;
+  return computeSeconds(cluster.devices[device], n.forwardFlops,
+                        n.bytesAccessed);
 }
 
 double PartitionProblem::getBackwardSeconds(unsigned node,
                                             unsigned device) const {
-  const BlockNode &n = graph->getNode(node);
+  return getBackwardInputSeconds(node, device) +
+         getBackwardWeightSeconds(node, device);
+}
+
+/// The share of a measured backward, or the analytic time, of the part
+/// doing `partFlops` of a node's backward (a measured backward without
+/// FLOPs counts as its input part).
+static double backwardPartSeconds(const BlockNode &n, const DeviceInfo &device,
+                                  double partFlops, bool input) {
+  double flops = n.backwardInputFlops + n.backwardWeightFlops;
   if (n.backwardSeconds > 0)
-    return n.backwardSeconds;
-  return (n.backwardInputFlops + n.backwardWeightFlops) /
-         cluster.devices[device].flopsPerSecond;
+    return flops > 0 ? n.backwardSeconds * partFlops / flops
+                     : (input ? n.backwardSeconds : 0.0);
+  return partFlops > 0 ? computeSeconds(device, partFlops, n.bytesAccessed)
+                       : 0.0;
+}
+
+double PartitionProblem::getBackwardInputSeconds(unsigned node,
+                                                 unsigned device) const {
+  const BlockNode &n = graph->getNode(node);
+  return backwardPartSeconds(n, cluster.devices[device], n.backwardInputFlops,
+                             /*input=*/true);
 }
 
 double PartitionProblem::getBackwardWeightSeconds(unsigned node,
                                                   unsigned device) const {
   const BlockNode &n = graph->getNode(node);
-  double flops = n.backwardInputFlops + n.backwardWeightFlops;
-  return flops > 0
-             ? getBackwardSeconds(node, device) * n.backwardWeightFlops / flops
-             : 0.0;
+  return backwardPartSeconds(n, cluster.devices[device], n.backwardWeightFlops,
+                             /*input=*/false);
 }
 
 llvm::Error PartitionProblem::verify() const {

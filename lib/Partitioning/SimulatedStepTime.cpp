@@ -30,20 +30,11 @@ mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
     pipeline.stages.push_back(stage);
   }
   for (unsigned v = 0; v < graph.getNumNodes(); ++v) {
-    const BlockNode &node = graph.getNode(v);
     PipelineStage &stage = pipeline.stages[partition.stageOf[v]];
-    double rate = problem.cluster.devices[stage.device].flopsPerSecond;
     stage.forwardTime += problem.getForwardSeconds(v, stage.device);
-    double flops = node.backwardInputFlops + node.backwardWeightFlops;
-    double total = problem.getBackwardSeconds(v, stage.device);
-    double inputShare = flops > 0 ? node.backwardInputFlops / flops : 1.0;
-    if (node.backwardSeconds <= 0 && rate > 0) {
-      stage.backwardInputTime += node.backwardInputFlops / rate;
-      stage.backwardWeightTime += node.backwardWeightFlops / rate;
-    } else {
-      stage.backwardInputTime += total * inputShare;
-      stage.backwardWeightTime += total * (1 - inputShare);
-    }
+    stage.backwardInputTime += problem.getBackwardInputSeconds(v, stage.device);
+    stage.backwardWeightTime +=
+        problem.getBackwardWeightSeconds(v, stage.device);
   }
   for (auto [edge, bytes] :
        llvm::zip(evaluation.stageEdges, evaluation.stageEdgeBytes)) {

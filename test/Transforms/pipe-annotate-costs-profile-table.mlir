@@ -1,8 +1,9 @@
 // A pipe-profile cost table (docs/profiler.md) sets the times of the blocks
 // whose structural hash and shapes it lists; the others keep analytic
-// times, and one warning counts them. The hand-made table makes both layer
-// instances and the epilogue cost seconds: the seq partitioner then splits
-// the model that analytic costs keep on one stage.
+// times, and one warning counts them. The hand-made table makes the
+// epilogue cost seconds and the layers milliseconds: the seq partitioner
+// then gives the epilogue a device of its own, where analytic costs split
+// the model between the layers.
 // RUN: pipe-gen --model=tiny-gpt > %t.model.mlir
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=rtx2080ti-x8 schedule=1f1b microbatches=4" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANALYTIC
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-slow-layers.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=rtx2080ti-x8 schedule=1f1b microbatches=4" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEASURED
@@ -18,22 +19,23 @@
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-bad-working-bytes.json 2>&1 | FileCheck %s --check-prefix=WORKING
 
 // ANALYTIC-NOT: warning
-// ANALYTIC: stages: 1
-// ANALYTIC: device 0: @s0 [prologue, layer0, layer1, epilogue]
+// ANALYTIC: stages: 2
+// ANALYTIC: device 0: @s0 [prologue, layer0]
+// ANALYTIC: device 1: @s1 [layer1, epilogue]
 
 // MEASURED: warning: pipe-annotate-costs: {{.*}}profile-table-slow-layers.json: 1 of 3 block(s) have no entry with their hash and shapes; their times are analytic
 // MEASURED-NOT: warning
 // MEASURED: stages: 2
-// MEASURED: device 0: @s0 [prologue, layer0]
-// MEASURED: device 1: @s1 [layer1, epilogue]
+// MEASURED: device 0: @s0 [prologue, layer0, layer1]
+// MEASURED: device 1: @s1 [epilogue]
 
-// COST: pipe.block @prologue{{.*}} output_bytes = {{[0-9]+}}>}
+// COST: pipe.block @prologue{{.*}} output_bytes = {{[0-9]+}}, bytes_accessed = {{[0-9]+}}>}
 // COST-LABEL: pipe.block @layer
-// COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000, forward_working_bytes = 123456, backward_working_bytes = 234567>
+// COST-SAME: forward_time_ns = 1000000, backward_time_ns = 2000000, forward_working_bytes = 123456, backward_working_bytes = 234567>
 // COST-LABEL: pipe.block @epilogue
 // COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000>
 
-// RENAMED: pipe.block @renamed_block{{.*}}forward_time_ns = 500000000, backward_time_ns = 1000000000
+// RENAMED: pipe.block @renamed_block{{.*}}forward_time_ns = 1000000, backward_time_ns = 2000000
 
 // MALFORMED: error: pipe-annotate-costs: {{.*}}profile-table-malformed.json: invalid JSON
 // MISSING: error: pipe-annotate-costs: {{.*}}profile-table-missing-field.json: missing field 'blocks[1].backward_ms'

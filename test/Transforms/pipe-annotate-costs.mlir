@@ -18,7 +18,7 @@
 // the graph's arguments and need no gradient, but the scatter-add needs
 // them kept (4 x i64 = 32 bytes). Parameters (16*8 + 4*8) * 4 = 640 bytes.
 // CHECK-LABEL: pipe.block @prologue
-// CHECK-SAME: cost = #pipe.cost<forward_flops = 32, backward_input_flops = 0, backward_weight_flops = 96, param_bytes = 640, saved_bytes = 32, output_bytes = 128>
+// CHECK-SAME: cost = #pipe.cost<forward_flops = 32, backward_input_flops = 0, backward_weight_flops = 96, param_bytes = 640, saved_bytes = 32, output_bytes = 128, bytes_accessed = 672>
 //
 // Layer: sum of squares 2*32 = 64; norm 5 ops * 32 = 160 (div, add eps,
 // rsqrt, two muls); matmul 2*4*8*8 = 512; bias + tanh 2*32 = 64; residual
@@ -28,41 +28,41 @@
 // squares, the norm), the sums (16), the norm output (128, for dW) and the
 // matmul output (128, for tanh') = 400; the residual add needs nothing.
 // CHECK-LABEL: pipe.block @layer
-// CHECK-SAME: cost = #pipe.cost<forward_flops = 832, backward_input_flops = 1024, backward_weight_flops = 736, param_bytes = 320, saved_bytes = 400, output_bytes = 128>
+// CHECK-SAME: cost = #pipe.cost<forward_flops = 832, backward_input_flops = 1024, backward_weight_flops = 736, param_bytes = 320, saved_bytes = 400, output_bytes = 128, bytes_accessed = 2440>
 //
 // Epilogue: logits 2*4*16*8 = 1024 plus (p - t)^2 summed: 3*64 = 192. The
 // labels need no gradient; x (128), logits and labels (256 each) are kept.
 // CHECK-LABEL: pipe.block @epilogue
-// CHECK-SAME: cost = #pipe.cost<forward_flops = 1216, backward_input_flops = 1216, backward_weight_flops = 1024, param_bytes = 512, saved_bytes = 640, output_bytes = 4>
+// CHECK-SAME: cost = #pipe.cost<forward_flops = 1216, backward_input_flops = 1216, backward_weight_flops = 1024, param_bytes = 512, saved_bytes = 640, output_bytes = 4, bytes_accessed = 1940>
 
 // Recompute keeps only the inputs and adds the forward to the backward.
 // RECOMPUTE-LABEL: pipe.block @prologue
-// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 32, backward_input_flops = 32, backward_weight_flops = 96, param_bytes = 640, saved_bytes = 32, output_bytes = 128>
+// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 32, backward_input_flops = 32, backward_weight_flops = 96, param_bytes = 640, saved_bytes = 32, output_bytes = 128, bytes_accessed = 672>
 // RECOMPUTE-LABEL: pipe.block @layer
-// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 832, backward_input_flops = 1856, backward_weight_flops = 736, param_bytes = 320, saved_bytes = 128, output_bytes = 128>
+// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 832, backward_input_flops = 1856, backward_weight_flops = 736, param_bytes = 320, saved_bytes = 128, output_bytes = 128, bytes_accessed = 2440>
 // RECOMPUTE-LABEL: pipe.block @epilogue
-// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 1216, backward_input_flops = 2432, backward_weight_flops = 1024, param_bytes = 512, saved_bytes = 384, output_bytes = 4>
+// RECOMPUTE-SAME: cost = #pipe.cost<forward_flops = 1216, backward_input_flops = 2432, backward_weight_flops = 1024, param_bytes = 512, saved_bytes = 384, output_bytes = 4, bytes_accessed = 1940>
 
 // bf16 halves every float tensor; the i64 ids keep their 8 bytes.
 // BF16-LABEL: pipe.block @prologue
-// BF16-SAME: param_bytes = 320, saved_bytes = 32, output_bytes = 64>
+// BF16-SAME: param_bytes = 320, saved_bytes = 32, output_bytes = 64, bytes_accessed = 352>
 // BF16-LABEL: pipe.block @layer
-// BF16-SAME: param_bytes = 160, saved_bytes = 200, output_bytes = 64>
+// BF16-SAME: param_bytes = 160, saved_bytes = 200, output_bytes = 64, bytes_accessed = 1220>
 // BF16-LABEL: pipe.block @epilogue
-// BF16-SAME: param_bytes = 256, saved_bytes = 320, output_bytes = 2>
+// BF16-SAME: param_bytes = 256, saved_bytes = 320, output_bytes = 2, bytes_accessed = 970>
 
 // Measured times: the layer block gets the mean over its instances (forward
 // (1 + 3) / 2 ms, backward 2 ms from layer0 only); the prologue has none.
 // PROFILE-LABEL: pipe.block @prologue
-// PROFILE-SAME: output_bytes = 128>
+// PROFILE-SAME: output_bytes = 128, bytes_accessed = 672>
 // PROFILE-LABEL: pipe.block @layer
-// PROFILE-SAME: output_bytes = 128, forward_time_ns = 2000000, backward_time_ns = 2000000>
+// PROFILE-SAME: output_bytes = 128, bytes_accessed = 2440, forward_time_ns = 2000000, backward_time_ns = 2000000>
 // PROFILE-LABEL: pipe.block @epilogue
-// PROFILE-SAME: output_bytes = 4, forward_time_ns = 500000, backward_time_ns = 250000>
+// PROFILE-SAME: output_bytes = 4, bytes_accessed = 1940, forward_time_ns = 500000, backward_time_ns = 250000>
 
 // Op granularity: the shared matmul block is 2*4*8*8 in each direction.
 // OP-LABEL: pipe.block @matmul
-// OP-SAME: cost = #pipe.cost<forward_flops = 512, backward_input_flops = 512, backward_weight_flops = 512, param_bytes = 256, saved_bytes = 128, output_bytes = 128>
+// OP-SAME: cost = #pipe.cost<forward_flops = 512, backward_input_flops = 512, backward_weight_flops = 512, param_bytes = 256, saved_bytes = 128, output_bytes = 128, bytes_accessed = 1284>
 
 // BAD: error: pipe-annotate-costs: {{.*}}costs-bad-profile.json: field 'blocks.layer0.forward_ms' must be a non-negative number of milliseconds
 // STALE: error: pipe-annotate-costs: {{.*}}costs-stale-profile.json: field 'blocks.layer7' names no pipe.block and no block instance

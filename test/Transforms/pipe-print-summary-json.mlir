@@ -66,8 +66,14 @@
 // COST-NEXT:   "param_bytes": {{[1-9][0-9]*}},
 // COST-NEXT:   "saved_bytes":
 // COST-NEXT:   "output_bytes":
+// COST-NEXT:   "bytes_accessed": {{[1-9][0-9]*}},
 // COST-NEXT:   "forward_time_ns": 0,
-// COST-NEXT:   "backward_time_ns": 0
+// COST-NEXT:   "backward_time_ns": 0,
+// COST-NEXT:   "forward_working_bytes": 0,
+// COST-NEXT:   "recompute_working_bytes": 0,
+// COST-NEXT:   "backward_working_bytes": 0,
+// COST-NEXT:   "backward_input_working_bytes": 0,
+// COST-NEXT:   "backward_weight_working_bytes": 0
 // COST:      "placements": [],
 // COST-NEXT: "schedules": []
 

@@ -42,6 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -68,6 +69,9 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
   --granularity G          op, layer (default) or coarse
   --repeats N              measured runs per part (default 5; the median)
   --warmup N               runs left out first (default 2)
+  --co-runners N           measure while N-1 copies of the same runs keep
+                           the other cores busy, as the other devices of an
+                           N-device pipeline do (default 1: alone)
   -o FILE                  the table (default: standard output)
   --fit-device-model FILE  also fit a --device-model JSON to the table
 )";
@@ -76,7 +80,7 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
 struct Flags : pipe::ModelIngestFlags {
   std::string model, preset = "tiny-gpt", granularity = "layer";
   std::string output = "-", fitDeviceModel;
-  int64_t batch = 0, repeats = 5, warmup = 2;
+  int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1;
 };
 
 int fail(const llvm::Twine &message, int code = 1) {
@@ -119,6 +123,8 @@ bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
       ok = count(flags.repeats, 1, 10000);
     else if (a == "--warmup")
       ok = count(flags.warmup, 0, 10000);
+    else if (a == "--co-runners")
+      ok = count(flags.coRunners, 1, 1024);
     else if (a == "-o")
       ok = value(flags.output);
     else if (a == "--fit-device-model")
@@ -257,15 +263,22 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   pipe_rt_session_options options;
   pipe_rt_session_options_init(&options);
   options.weights_path = weights.c_str();
-  pipe_rt_session *session = nullptr;
-  char message[4096] = {0};
-  if (pipe_rt_session_create(&pipe::HostJIT::lookupCallback, jit->get(),
-                             &options, &session, message,
-                             sizeof(message)) != PIPE_RT_OK) {
-    error = message;
-    return failure();
+  // Session 0 is measured; the others are its co-runners.
+  std::vector<pipe_rt_session *> sessions(size_t(flags.coRunners), nullptr);
+  llvm::scope_exit destroy([&] {
+    for (pipe_rt_session *s : sessions)
+      pipe_rt_session_destroy(s);
+  });
+  for (pipe_rt_session *&s : sessions) {
+    char message[4096] = {0};
+    if (pipe_rt_session_create(&pipe::HostJIT::lookupCallback, jit->get(),
+                               &options, &s, message,
+                               sizeof(message)) != PIPE_RT_OK) {
+      error = message;
+      return failure();
+    }
   }
-  llvm::scope_exit destroy([&] { pipe_rt_session_destroy(session); });
+  pipe_rt_session *session = sessions.front();
 
   // Inputs of the real shapes: floats random, integers zero (a valid token
   // id and class index of any model).
@@ -292,8 +305,33 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
     }
     inputs.push_back(storage[size_t(k)].data());
   }
-  pipe_rt_session_set_lr(session, 0.0f); // the weights stay as they are
+  for (pipe_rt_session *s : sessions)
+    pipe_rt_session_set_lr(s, 0.0f); // the weights stay as they are
   int scheduleIndex = pipe_rt_session_find_schedule(session, nullptr);
+
+  // Co-runners repeat the same runs until session 0 is measured; each has
+  // run once before the measurement starts.
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::vector<std::thread> coRunners;
+  llvm::scope_exit join([&] {
+    stop = true;
+    for (std::thread &t : coRunners)
+      t.join();
+  });
+  for (size_t c = 1; c < sessions.size(); ++c)
+    coRunners.emplace_back([&, s = sessions[c]] {
+      bool first = true;
+      while (!stop) {
+        if (pipe_rt_session_run(s, scheduleIndex, inputs.data(), nullptr) !=
+            PIPE_RT_OK)
+          stop = true;
+        if (first)
+          ++started, first = false;
+      }
+    });
+  while (started < int(coRunners.size()) && !stop)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   for (int64_t r = 0; r < flags.warmup; ++r)
     if (pipe_rt_session_run(session, scheduleIndex, inputs.data(), nullptr) !=
         PIPE_RT_OK) {
@@ -307,6 +345,13 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
       error = pipe_rt_session_error(session);
       return failure();
     }
+  if (stop) {
+    for (size_t c = 1; c < sessions.size(); ++c)
+      if (*pipe_rt_session_error(sessions[c]))
+        error = std::string("a co-runner failed: ") +
+                pipe_rt_session_error(sessions[c]);
+    return failure();
+  }
   std::string trace = (dir + "/trace-" + schedule + ".json").str();
   if (pipe_rt_session_write_trace(session, trace.c_str()) != PIPE_RT_OK) {
     error = pipe_rt_session_error(session);
@@ -537,6 +582,7 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
       {"model", flags.model.empty() ? "preset:" + flags.preset : flags.model},
       {"repeats", flags.repeats},
       {"warmup", flags.warmup},
+      {"co_runners", flags.coRunners},
       {"blocks", std::move(entries)},
       {"transfers",
        llvm::json::Object{{"link_bandwidth", transfers.linkBandwidth},
@@ -560,7 +606,8 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
          {std::pair<uint64_t, const char *>{b.cost.forwardFlops, "forward"},
           {b.cost.backwardInputFlops, "backward.input"},
           {b.cost.backwardWeightFlops, "backward.weight"}})
-      parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3});
+      if (flops > 0)
+        parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3});
   }
   return parts;
 }

@@ -27,7 +27,8 @@ struct FittedRates {
   double memoryBandwidth = 0; // bytes/s
 };
 
-/// The least-squares fit of t = flops / F + bytes / B over `parts`. Fails
+/// The least-squares fit of t = flops / F + bytes / B over `parts` with a
+/// timed run, in relative error (each part's residual over its time). Fails
 /// with a message naming the rate that `parts` cannot resolve: both where
 /// the parts' FLOPs and bytes are (nearly) in one proportion, so that no
 /// part separates one cost from the other; one where its coefficient comes

@@ -51,7 +51,10 @@ struct BlockNode {
   double forwardFlops = 0;
   double backwardInputFlops = 0;
   double backwardWeightFlops = 0;
-  /// Measured times; when positive they replace FLOPs / device rate.
+  /// Bytes the forward reads and writes; each part that does work is
+  /// charged them at the device's memory bandwidth.
+  double bytesAccessed = 0;
+  /// Measured times; when positive they replace the analytic ones.
   double forwardSeconds = 0;
   double backwardSeconds = 0;
   /// Activation bytes kept from the forward for the backward of one
@@ -142,6 +145,8 @@ struct DeviceInfo {
   uint64_t reservedBytes = 0;
   /// Sustained compute rate used to turn FLOPs into seconds.
   double flopsPerSecond = 1e12;
+  /// Memory bandwidth for the bytes a block reads and writes (0: free).
+  double memoryBandwidth = 0;
 
   uint64_t getUsableBytes() const {
     return memoryBytes > reservedBytes ? memoryBytes - reservedBytes : 0;
@@ -331,11 +336,15 @@ struct PartitionProblem {
   /// memory to pipe-verify-schedule, which knows what the schedule keeps.
   bool checkMemory = true;
 
-  /// Seconds node `node` takes forward / backward on device `device`.
+  /// Seconds node `node` takes forward / backward on device `device`:
+  /// measured, else FLOPs and bytes at the device's rates (as the
+  /// simulator's MachineModel::Device::getComputeTime).
   double getForwardSeconds(unsigned node, unsigned device) const;
   double getBackwardSeconds(unsigned node, unsigned device) const;
-  /// The weight-gradient part of getBackwardSeconds (by the FLOP split when
-  /// only a measured total is known; 0 without backward FLOPs).
+  /// The input- and weight-gradient parts of getBackwardSeconds (by the
+  /// FLOP split when only a measured total is known; 0 without backward
+  /// FLOPs).
+  double getBackwardInputSeconds(unsigned node, unsigned device) const;
   double getBackwardWeightSeconds(unsigned node, unsigned device) const;
   /// Checks the graph is finalized, the cluster is valid and m >= 1.
   llvm::Error verify() const;

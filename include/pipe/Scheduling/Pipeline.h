@@ -129,9 +129,15 @@ struct MachineModel {
     uint64_t memoryBytes = std::numeric_limits<uint64_t>::max();
     /// Sustained compute rate used to turn FLOPs into times.
     double flops = 1e12;
-    /// Device memory bandwidth, used for the on-device optimizer step
-    /// (0: the update is free).
+    /// Device memory bandwidth, used for the bytes a block reads and writes
+    /// and the on-device optimizer step (0: memory traffic is free).
     double memoryBandwidth = 0;
+
+    /// The analytic time of a part of `flops` that moves `bytes`.
+    double getComputeTime(double flops, double bytes) const {
+      return flops / this->flops +
+             (memoryBandwidth > 0 ? bytes / memoryBandwidth : 0.0);
+    }
   };
   struct Link {
     /// bytes/s; 0 means infinitely fast.

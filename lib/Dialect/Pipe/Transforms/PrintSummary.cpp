@@ -193,8 +193,17 @@ struct PrintSummaryPass
       json.attribute("param_bytes", cost.getParamBytes());
       json.attribute("saved_bytes", cost.getSavedBytes());
       json.attribute("output_bytes", cost.getOutputBytes());
+      json.attribute("bytes_accessed", cost.getBytesAccessed());
       json.attribute("forward_time_ns", cost.getForwardTimeNs());
       json.attribute("backward_time_ns", cost.getBackwardTimeNs());
+      json.attribute("forward_working_bytes", cost.getForwardWorkingBytes());
+      json.attribute("recompute_working_bytes",
+                     cost.getRecomputeWorkingBytes());
+      json.attribute("backward_working_bytes", cost.getBackwardWorkingBytes());
+      json.attribute("backward_input_working_bytes",
+                     cost.getBackwardInputWorkingBytes());
+      json.attribute("backward_weight_working_bytes",
+                     cost.getBackwardWeightWorkingBytes());
     });
   }
 

@@ -139,16 +139,20 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
     auto block =
         SymbolTable::lookupNearestSymbolFrom<BlockOp>(run, run.getCalleeAttr());
     CostAttr cost = block ? block.getCostAttr() : CostAttr();
-    double flops = machine.getDevice(stage.device).flops;
+    const MachineModel::Device &device = machine.getDevice(stage.device);
     if (!cost) {
       stage.forwardTime += kDefaultBlockTime;
       stage.backwardInputTime += kDefaultBlockTime;
       stage.backwardWeightTime += kDefaultBlockTime;
       continue;
     }
-    stage.forwardTime += cost.getForwardTimeNs()
-                             ? cost.getForwardTimeNs() * 1e-9
-                             : cost.getForwardFlops() / flops;
+    // Analytic parts: FLOPs and the forward's bytes at the device's rates
+    // (a backward part that does no work takes no time).
+    double bytes = cost.getBytesAccessed();
+    stage.forwardTime +=
+        cost.getForwardTimeNs()
+            ? cost.getForwardTimeNs() * 1e-9
+            : device.getComputeTime(cost.getForwardFlops(), bytes);
     double bi = cost.getBackwardInputFlops(),
            bw = cost.getBackwardWeightFlops();
     if (cost.getBackwardTimeNs()) {
@@ -157,8 +161,8 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       stage.backwardInputTime += total * share;
       stage.backwardWeightTime += total * (1 - share);
     } else {
-      stage.backwardInputTime += bi / flops;
-      stage.backwardWeightTime += bw / flops;
+      stage.backwardInputTime += bi > 0 ? device.getComputeTime(bi, bytes) : 0;
+      stage.backwardWeightTime += bw > 0 ? device.getComputeTime(bw, bytes) : 0;
     }
     stage.savedBytes += cost.getSavedBytes();
     stageCosts[s].push_back(cost);

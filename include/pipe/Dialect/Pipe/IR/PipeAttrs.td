@@ -35,7 +35,8 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     backward under the block's recompute policy; `output_bytes` is the size
     of the block's results (what crosses to a consumer). A measured profile
     sets `forward_time_ns`/`backward_time_ns` (omitted when zero), which the
-    simulator prefers over FLOP-based estimates. A pipe-profile table also
+    simulator prefers over estimates from FLOPs and `bytes_accessed` (the
+    bytes the forward reads and writes) at the device's rates. A pipe-profile table also
     sets the measured working memory of each part (`*_working_bytes`,
     omitted when zero: the most device bytes above those held when the part
     began, temporaries of the lowered code included), which the memory
@@ -54,6 +55,7 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     Pipe_CountParameter:$param_bytes,
     Pipe_CountParameter:$saved_bytes,
     Pipe_CountParameter:$output_bytes,
+    Pipe_OptionalCountParameter:$bytes_accessed,
     Pipe_OptionalCountParameter:$forward_time_ns,
     Pipe_OptionalCountParameter:$backward_time_ns,
     Pipe_OptionalCountParameter:$forward_working_bytes,
