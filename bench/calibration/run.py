@@ -9,21 +9,28 @@ device model (its rates, links, host copies and optimizer); predictions for
 one model use the device model fitted on the *other* model, so the machine
 terms are held out. Two block-time sources are reported:
 
-  profiled  the model's own pipe-profile table (per-block part times and
-            working memory, as FTPipe profiles the model it partitions),
-            measured with --co-runners 2 so that the times include the
-            other core's pipeline device sharing caches and memory
-            bandwidth; the schedule, transfers, updates and bubbles are the
-            simulator's;
+  profiled  the model's own pipe-profile table (per-block part times,
+            updates and working memory, as FTPipe profiles the model it
+            partitions), measured with as many co-runners as the row keeps
+            devices busy (--co-runners 2 for two devices, so that the times
+            include the other device sharing caches and memory bandwidth;
+            1 for L2L's one device); the schedule, transfers and bubbles are
+            the simulator's;
   fitted    analytic block times from the other model's fitted device model
             (FLOPs / rate + bytes / bandwidth), nothing measured on this
             model.
+
+With --partitioners, a second table compares seq (contiguous stages) with
+mixed (FTPipe's Mixed-Pipe) placements chosen on each model's own profile
+(op-level blocks, device model fitted to it), predicted against measured,
+for BERT-, GPT- and T5-shaped models on 2 devices.
 
 Every process runs one thread per device (PIPE_INTRA_OP_THREADS=0,
 OPENBLAS_NUM_THREADS=1), so 2 devices use the 2 cores of the CI machine.
 
   bench/calibration/run.py [--build build] [--out DIR] [--steps N]
       [--models gpt,t5] [--kinds gpipe,1f1b,...] [--repeats N]
+      [--partitioners]
 
 Prints a Markdown table (recorded in docs/benchmarks.md, "Calibration").
 """
@@ -45,24 +52,32 @@ MODELS = {
            "--d-model=128", "--heads=4", "--ff=512", "--seq=64",
            "--decoder-seq=32", "--batch=4", "--vocab=256"],
 }
+MODELS_PARTITIONED = {
+    "bert": ["--model=tiny-bert", "--layers=4", "--d-model=128", "--heads=4",
+             "--ff=512", "--seq=64", "--batch=4", "--vocab=256"],
+    "gpt": MODELS["gpt"],
+    "t5": MODELS["t5"],
+}
 DATA = {
+    "bert": ["input0:I64:16x4x64:256", "input1:I64:16x4x64:2",
+             "input2:I64:16x4:2"],
     "gpt": None,
     "t5": ["input0:I64:16x4x64:256", "input1:I64:16x4x32:256",
            "input2:I64:16x4x32:256"],
 }
 
-# name -> (placement options, schedule options)
+# name -> (placement options, schedule options, devices)
 KINDS = {
-    "gpipe": ("devices=2", "kind=gpipe microbatches=4"),
-    "1f1b": ("devices=2", "kind=1f1b microbatches=4"),
+    "gpipe": ("devices=2", "kind=gpipe microbatches=4", 2),
+    "1f1b": ("devices=2", "kind=1f1b microbatches=4", 2),
     "interleaved": ("devices=2 stages-per-device=2",
-                    "kind=interleaved-1f1b microbatches=4"),
-    "zb-h1": ("devices=2", "kind=zb-h1 microbatches=4"),
+                    "kind=interleaved-1f1b microbatches=4", 2),
+    "zb-h1": ("devices=2", "kind=zb-h1 microbatches=4", 2),
     "pipedream-async": ("devices=2",
                         "kind=pipedream-async microbatches=4 steps=4 "
-                        "weights=stash"),
-    "mixed": ("devices=2", "kind=mixed microbatches=4"),
-    "l2l": ("devices=1 stages-per-device=0", "kind=l2l microbatches=4"),
+                        "weights=stash", 2),
+    "mixed": ("devices=2", "kind=mixed microbatches=4", 2),
+    "l2l": ("devices=1 stages-per-device=0", "kind=l2l microbatches=4", 1),
 }
 
 
@@ -75,14 +90,38 @@ def run(cmd, **kwargs):
     return result.stdout
 
 
-def simulate(tool, scheduled, device_model, report):
+def simulate(tool, scheduled, device_model, report, kind=None):
+    """The step time (ms) and device peaks of the schedule of `kind` (the
+    first one if None)."""
     run([tool("pipe-opt"), scheduled,
          "--pipe-simulate=device-model=%s report=%s" % (device_model, report),
          "-o", os.devnull])
     with open(report) as f:
-        r = json.load(f)["schedules"][0]["report"]
+        reports = [s["report"] for s in json.load(f)["schedules"]]
+    r = next(r for r in reports if kind is None or r["kind"] == kind)
     return (r["step_time_s"] * 1e3,
             [d["peak_memory_bytes"] for d in r["devices"]])
+
+
+def measure(tool, artifact, weights, data, steps, repeats, prefix):
+    """Median step time (ms) and the highest device peaks of `repeats` runs."""
+    times, peaks = [], None
+    for r in range(repeats):
+        profile = "%s.run%d.json" % (prefix, r)
+        run([tool("pipe-runner"), artifact, "--weights", weights, "--data",
+             data, "--steps", str(steps), "--profile-skip", "4", "--profile",
+             profile])
+        with open(profile) as f:
+            measured = json.load(f)
+        times.append(measured["step_ms"])
+        peaks = [max(a, b) for a, b in zip(
+            peaks or measured["peak_device_bytes"],
+            measured["peak_device_bytes"])]
+    return statistics.median(times), peaks
+
+
+def error(predicted, measured):
+    return "%+.0f%%" % (100.0 * (predicted - measured) / measured)
 
 
 def main():
@@ -96,9 +135,11 @@ def main():
                         help="measured runs per row (the median)")
     parser.add_argument("--models", default="gpt,t5")
     parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--partitioners", action="store_true",
+                        help="also compare seq and mixed placements")
     args = parser.parse_args()
-    models = args.models.split(",")
-    kinds = args.kinds.split(",")
+    models = [m for m in args.models.split(",") if m]
+    kinds = [k for k in args.kinds.split(",") if k]
     for name in models + kinds:
         if name not in MODELS and name not in KINDS:
             sys.exit("unknown model or kind '%s'" % name)
@@ -120,37 +161,44 @@ def main():
                              "make-data.py")
 
     # Profile every model first: each row uses the other one's device model.
-    for m in MODELS:
+    for m in MODELS if models and kinds else []:
         base = os.path.join(work, m)
         run([tool("pipe-gen")] + MODELS[m] + ["-o", base + ".mlir"])
         if DATA[m]:
             run([sys.executable, make_data, base + ".data.safetensors"] +
                 DATA[m])
-        run([tool("pipe-profile"), base + ".mlir", "--repeats", "9",
-             "--warmup", "3", "--co-runners", "2", "-o", base + ".table.json",
-             "--fit-device-model", base + ".device.json"])
-        for source, profile in (("profiled", "=profile=" + base +
-                                 ".table.json"), ("fitted", "")):
-            run([tool("pipe-opt"), base + ".mlir", "--pipe-lift-params",
-                 "--pipe-form-blocks=granularity=layer",
-                 "--pipe-annotate-costs" + profile, "--pipe-differentiate",
-                 "-o", "%s.%s.mlir" % (base, source)])
+        for devices in (1, 2):
+            prefix = "%s.%d" % (base, devices)
+            run([tool("pipe-profile"), base + ".mlir", "--repeats", "9",
+                 "--warmup", "3", "--co-runners", str(devices), "-o",
+                 prefix + ".table.json", "--fit-device-model",
+                 prefix + ".device.json"])
+            for source, profile in (("profiled", "=profile=" + prefix +
+                                     ".table.json"), ("fitted", "")):
+                run([tool("pipe-opt"), base + ".mlir", "--pipe-lift-params",
+                     "--pipe-form-blocks=granularity=layer",
+                     "--pipe-annotate-costs" + profile,
+                     "--pipe-differentiate", "-o",
+                     "%s.%s.mlir" % (prefix, source)])
 
-    print("| model | schedule | measured step (ms) | profiled (ms) | error "
-          "| fitted (ms) | error | measured peak (KiB) | predicted (KiB) "
-          "| error |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for m in models:
+    if models and kinds:
+        print("| model | schedule | measured step (ms) | profiled (ms) "
+              "| error | fitted (ms) | error | measured peak (KiB) "
+              "| predicted (KiB) | error |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for m in models if kinds else []:
         other = [o for o in MODELS if o != m][0]
-        device_model = os.path.join(work, other + ".device.json")
         for kind in kinds:
-            place, schedule = KINDS[kind]
+            place, schedule, devices = KINDS[kind]
+            device_model = os.path.join(work, "%s.%d.device.json" %
+                                        (other, devices))
             row = os.path.join(work, "%s-%s" % (m, kind))
             predicted = {}
             for source in ("profiled", "fitted"):
                 scheduled = "%s.%s.mlir" % (row, source)
                 run([tool("pipe-opt"),
-                     os.path.join(work, "%s.%s.mlir" % (m, source)),
+                     os.path.join(work, "%s.%d.%s.mlir" % (m, devices,
+                                                          source)),
                      "--pipe-place=" + place, "--pipe-schedule=" + schedule,
                      "-o", scheduled])
                 step, peaks = simulate(tool, scheduled, device_model,
@@ -158,27 +206,12 @@ def main():
                 predicted[source] = (step, peaks)
             run([tool("pipe-compile"), row + ".profiled.mlir", "-o",
                  row + ".so", "--weights", row + ".safetensors"])
-            steps, peaks = [], None
-            for r in range(args.repeats):
-                profile = "%s.run%d.json" % (row, r)
-                data = (os.path.join(work, m + ".data.safetensors")
-                        if DATA[m] else text)
-                run([tool("pipe-runner"), row + ".so", "--weights",
-                     row + ".safetensors", "--data", data, "--steps",
-                     str(args.steps), "--profile-skip", "4", "--profile",
-                     profile])
-                with open(profile) as f:
-                    measured = json.load(f)
-                steps.append(measured["step_ms"])
-                peaks = [max(a, b) for a, b in zip(
-                    peaks or measured["peak_device_bytes"],
-                    measured["peak_device_bytes"])]
-            step = statistics.median(steps)
+            data = (os.path.join(work, m + ".data.safetensors")
+                    if DATA[m] else text)
+            step, peaks = measure(tool, row + ".so", row + ".safetensors",
+                                  data, args.steps, args.repeats, row)
             peak = max(peaks)
             predicted_peak = max(predicted["profiled"][1])
-
-            def error(p, m):
-                return "%+.0f%%" % (100.0 * (p - m) / m)
 
             print("| %s | %s | %.2f | %.2f | %s | %.2f | %s | %.0f | %.0f "
                   "| %s |" % (
@@ -188,6 +221,59 @@ def main():
                       error(predicted["fitted"][0], step), peak / 1024,
                       predicted_peak / 1024, error(predicted_peak, peak)))
             sys.stdout.flush()
+    if args.partitioners:
+        partitioners(args, tool, work, text, make_data)
+
+
+def partitioners(args, tool, work, text, make_data):
+    """Seq against mixed placements on measured op-level costs."""
+    schedule = "pipedream-async"
+    print()
+    print("| model | blocks | placement | stages -> devices | predicted step "
+          "(ms) | measured (ms) | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for m, flags in MODELS_PARTITIONED.items():
+        base = os.path.join(work, "op-" + m)
+        run([tool("pipe-gen")] + flags + ["-o", base + ".mlir"])
+        if DATA[m]:
+            run([sys.executable, make_data, base + ".data.safetensors"] +
+                DATA[m])
+        run([tool("pipe-profile"), base + ".mlir", "--granularity", "op",
+             "--repeats", "9", "--warmup", "3", "--co-runners", "2", "-o",
+             base + ".table.json", "--fit-device-model",
+             base + ".device.json"])
+        results = {}
+        for algorithm in ("seq", "mixed"):
+            row = "%s.%s" % (base, algorithm)
+            run([tool("pipe-opt"), base + ".mlir", "--pipe-lift-params",
+                 "--pipe-form-blocks=granularity=op",
+                 "--pipe-annotate-costs=profile=" + base + ".table.json",
+                 "--pipe-differentiate",
+                 "--pipe-partition-and-schedule=partitioner=%s devices=2 "
+                 "device-model=%s schedule=%s microbatches=4" % (
+                     algorithm, base + ".device.json", schedule),
+                 "-o", row + ".mlir"])
+            predicted, _ = simulate(tool, row + ".mlir",
+                                    base + ".device.json", row + ".sim.json",
+                                    kind=schedule)
+            run([tool("pipe-compile"), row + ".mlir", "-o", row + ".so",
+                 "--weights", row + ".safetensors"])
+            data = (base + ".data.safetensors") if DATA[m] else text
+            measured, _ = measure(tool, row + ".so", row + ".safetensors",
+                                  data, args.steps, args.repeats, row)
+            with open(row + ".mlir") as f:
+                placement = [line.split()[3] for line in f
+                             if line.strip().startswith("pipe.stage @")]
+            with open(base + ".table.json") as f:
+                blocks = sum(b["instances"] for b in json.load(f)["blocks"])
+            results[algorithm] = (predicted, measured)
+            print("| %s | op (%d) | %s | %s | %.2f | %.2f | %s |" % (
+                m, blocks, algorithm, ",".join(placement), predicted,
+                measured, error(predicted, measured)))
+        (ps, ms), (pm, mm) = results["seq"], results["mixed"]
+        print("| %s | | mixed over seq | | %.2fx | %.2fx | |" % (
+            m, ps / pm, ms / mm))
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

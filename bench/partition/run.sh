@@ -11,8 +11,9 @@
 # Prints a Markdown table: stages, predicted step time (simulated, and the
 # analytic model), the bottleneck speedup (all devices' compute per
 # micro-batch, recomputation included, over the bottleneck device's cost:
-# P for a perfect split, FTPipe's planner figure) and the partitioning wall
-# time.
+# P for a perfect split), the balance speedup (FTPipe's planner figure:
+# forward and backward of the whole model over the slowest device's, no
+# recomputation, no communication) and the partitioning wall time.
 #
 #   bench/partition/run.sh [BUILD_DIR]      (default: build)
 #
@@ -35,8 +36,8 @@ done
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-echo "| model | blocks | schedule | weights | optimizer | algorithm | stages | stage -> device | step (simulated) | step (analytic) | bottleneck speedup | partitioning time |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| model | blocks | schedule | weights | optimizer | algorithm | stages | stage -> device | step (simulated) | step (analytic) | bottleneck speedup | balance speedup | partitioning time |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for model in $MODELS; do
   "$GEN" --model="$model" --weights=none -o "$WORK/$model.mlir"
   for gran in $GRANULARITIES; do
@@ -56,7 +57,7 @@ for model in $MODELS; do
             devices=8 device-model=rtx2080ti-x8 schedule=$schedule \
             microbatches=$MICROBATCHES recompute=true optimizer=$optimizer \
             weight-stashing=false text-report= report=$json" 2> "$WORK/err.txt"; then
-          echo "| $model | $gran | $schedule | $weights | $optimizer | $algorithm | infeasible: $(head -c 300 "$WORK/err.txt" | tr '\n|' '  ') | | | | | |"
+          echo "| $model | $gran | $schedule | $weights | $optimizer | $algorithm | infeasible: $(head -c 300 "$WORK/err.txt" | tr '\n|' '  ') | | | | | | |"
           continue
         fi
         python3 - "$json" "$model" "$gran" "$weights" "$optimizer" <<'PY'
@@ -68,6 +69,7 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} ({r['blocks']}) | {r['schedule']} | "
       f"{sys.argv[4]} | {sys.argv[5]} | "
       f"{r['algorithm']} | {len(r['stage_to_device'])} | [{stages}] | {step} | "
       f"{r['analytic_step_seconds']:.3f} s | {r['bottleneck_speedup']:.2f}x | "
+      f"{r['balance_speedup']:.2f}x | "
       f"{r['partitioning_seconds']:.2f} s |")
 PY
       done

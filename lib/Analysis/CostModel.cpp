@@ -658,6 +658,21 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
                                           "of milliseconds");
       *slot = *ms;
     }
+    for (auto [field, slot] : {std::pair<StringRef, std::optional<double> *>{
+                                   "backward_input_ms", &times.backwardInputMs},
+                               {"backward_weight_ms", &times.backwardWeightMs},
+                               {"update_ms", &times.updateMs}}) {
+      const llvm::json::Value *number = entry->get(field);
+      if (!number)
+        continue;
+      std::optional<double> ms = number->getAsNumber();
+      if (!ms || !std::isfinite(*ms) || *ms < 0)
+        return profileError(fileName, "field '" + where + "." + field +
+                                          "' must be a non-negative number "
+                                          "of milliseconds");
+      if (*ms > 0)
+        *slot = *ms;
+    }
     // Working memory: optional (tables written before it was measured).
     for (auto [field, slot] :
          {std::pair<StringRef, std::optional<uint64_t> *>{
@@ -764,14 +779,15 @@ CostAttr mlir::pipe::toCostAttr(MLIRContext *context, const BlockCost &cost,
       return UINT64_MAX;
     return static_cast<uint64_t>(ns);
   };
-  return CostAttr::get(context, cost.forwardFlops, cost.backwardInputFlops,
-                       cost.backwardWeightFlops, cost.paramBytes,
-                       cost.savedBytes, cost.outputBytes,
-                       cost.bytesRead + cost.bytesWritten,
-                       toNs(measured.forwardMs), toNs(measured.backwardMs),
-                       measured.forwardWorkingBytes.value_or(0),
-                       measured.recomputeWorkingBytes.value_or(0),
-                       measured.backwardWorkingBytes.value_or(0),
-                       measured.backwardInputWorkingBytes.value_or(0),
-                       measured.backwardWeightWorkingBytes.value_or(0));
+  return CostAttr::get(
+      context, cost.forwardFlops, cost.backwardInputFlops,
+      cost.backwardWeightFlops, cost.paramBytes, cost.savedBytes,
+      cost.outputBytes, cost.bytesRead + cost.bytesWritten,
+      toNs(measured.forwardMs), toNs(measured.backwardMs),
+      toNs(measured.backwardInputMs), toNs(measured.backwardWeightMs),
+      toNs(measured.updateMs), measured.forwardWorkingBytes.value_or(0),
+      measured.recomputeWorkingBytes.value_or(0),
+      measured.backwardWorkingBytes.value_or(0),
+      measured.backwardInputWorkingBytes.value_or(0),
+      measured.backwardWeightWorkingBytes.value_or(0));
 }

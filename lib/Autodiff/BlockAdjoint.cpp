@@ -622,9 +622,10 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
         ctx, cost.getForwardFlops(), result.inputFlops, result.weightFlops,
         cost.getParamBytes(), savedBytes, cost.getOutputBytes(),
         cost.getBytesAccessed(), cost.getForwardTimeNs(),
-        cost.getBackwardTimeNs(), cost.getForwardWorkingBytes(),
-        cost.getRecomputeWorkingBytes(), cost.getBackwardWorkingBytes(),
-        cost.getBackwardInputWorkingBytes(),
+        cost.getBackwardTimeNs(), cost.getBackwardInputTimeNs(),
+        cost.getBackwardWeightTimeNs(), cost.getUpdateTimeNs(),
+        cost.getForwardWorkingBytes(), cost.getRecomputeWorkingBytes(),
+        cost.getBackwardWorkingBytes(), cost.getBackwardInputWorkingBytes(),
         cost.getBackwardWeightWorkingBytes()));
   } else {
     forward->setAttr(kSavedBytesAttr,

@@ -118,8 +118,11 @@ private:
 
 double Simulator::computeTime(const ScheduleAction &a) const {
   const PipelineStage &stage = pipeline.stages[a.stage];
-  // A device-side optimizer update of the stage: memory-bound.
+  // A device-side optimizer update of the stage: measured, else
+  // memory-bound.
   auto updateTime = [&] {
+    if (stage.updateTime > 0)
+      return stage.updateTime;
     double bandwidth = machine.getDevice(stage.device).memoryBandwidth;
     return bandwidth > 0
                ? stage.paramCount * machine.updateBytesPerParam / bandwidth

@@ -31,7 +31,7 @@
 
 // COST: pipe.block @prologue{{.*}} output_bytes = {{[0-9]+}}, bytes_accessed = {{[0-9]+}}>}
 // COST-LABEL: pipe.block @layer
-// COST-SAME: forward_time_ns = 1000000, backward_time_ns = 2000000, forward_working_bytes = 123456, backward_working_bytes = 234567>
+// COST-SAME: forward_time_ns = 1000000, backward_time_ns = 2000000, backward_input_time_ns = 1500000, backward_weight_time_ns = 1250000, update_time_ns = 250000, forward_working_bytes = 123456, backward_working_bytes = 234567>
 // COST-LABEL: pipe.block @epilogue
 // COST-SAME: forward_time_ns = 500000000, backward_time_ns = 1000000000>
 

@@ -70,6 +70,7 @@ pipe.graph @model(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // JSON:      "schedule": "pipedream-async",
 // JSON:      "analytic_step_seconds": 0.072
 // JSON:      "simulated": true,
+// JSON:      "balance_speedup": 2,
 // JSON:      "stage_to_device": [
 // JSON-NEXT:   0,
 // JSON-NEXT:   1,

@@ -169,6 +169,10 @@ FailureOr<BlockCost> estimateBlockCost(BlockOp block,
 struct MeasuredCosts {
   std::optional<double> forwardMs;
   std::optional<double> backwardMs;
+  /// The split backward's parts (zero-bubble schedules), from a table.
+  std::optional<double> backwardInputMs, backwardWeightMs;
+  /// The optimizer update of the block's parameters, from a table.
+  std::optional<double> updateMs;
   std::optional<uint64_t> forwardWorkingBytes, recomputeWorkingBytes,
       backwardWorkingBytes, backwardInputWorkingBytes,
       backwardWeightWorkingBytes;

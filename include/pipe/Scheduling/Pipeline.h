@@ -43,6 +43,12 @@ struct PipelineStage {
   double forwardTime = 0;
   double backwardInputTime = 0;
   double backwardWeightTime = 0;
+  /// The fused backward where it was measured apart from its split parts
+  /// (0: their sum).
+  double fusedBackwardTime = 0;
+  /// The measured optimizer update of the stage's parameters on its device
+  /// (0: the memory-bound analytic one).
+  double updateTime = 0;
   /// Bytes of the device copy of the stage's parameters, and their count
   /// (the host optimizer's work).
   uint64_t paramBytes = 0;
@@ -62,7 +68,8 @@ struct PipelineStage {
            backwardWeightWorkingBytes = 0;
 
   double getBackwardTime() const {
-    return backwardInputTime + backwardWeightTime;
+    return fusedBackwardTime > 0 ? fusedBackwardTime
+                                 : backwardInputTime + backwardWeightTime;
   }
 };
 

@@ -213,6 +213,20 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
     json.attribute(
         "bottleneck_speedup",
         eval.bottleneckSeconds > 0 ? sequential / eval.bottleneckSeconds : 0.0);
+    // FTPipe's definition: the sequential time of the model over the
+    // slowest device's, both forward and backward under one cost model,
+    // without recomputation or communication.
+    double total = 0, slowest = 0;
+    SmallVector<double> work(eval.devices.size(), 0);
+    for (const StageReport &stage : eval.stages) {
+      double seconds = stage.forwardSeconds + stage.backwardSeconds -
+                       (stage.recomputed ? stage.forwardSeconds : 0);
+      work[stage.device] += seconds;
+      total += seconds;
+    }
+    for (double seconds : work)
+      slowest = std::max(slowest, seconds);
+    json.attribute("balance_speedup", slowest > 0 ? total / slowest : 0.0);
     json.attribute("critical_path_seconds", eval.pathSeconds);
     json.attribute("reduction_seconds", eval.reductionSeconds);
     json.attribute("comm_bytes_per_microbatch",

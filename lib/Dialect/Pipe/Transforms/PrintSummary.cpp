@@ -196,6 +196,9 @@ struct PrintSummaryPass
       json.attribute("bytes_accessed", cost.getBytesAccessed());
       json.attribute("forward_time_ns", cost.getForwardTimeNs());
       json.attribute("backward_time_ns", cost.getBackwardTimeNs());
+      json.attribute("backward_input_time_ns", cost.getBackwardInputTimeNs());
+      json.attribute("backward_weight_time_ns", cost.getBackwardWeightTimeNs());
+      json.attribute("update_time_ns", cost.getUpdateTimeNs());
       json.attribute("forward_working_bytes", cost.getForwardWorkingBytes());
       json.attribute("recompute_working_bytes",
                      cost.getRecomputeWorkingBytes());

@@ -127,6 +127,10 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   llvm::MapVector<StringAttr, llvm::SetVector<unsigned>> readers;
   SmallVector<llvm::SetVector<Value>> graphInputs(numStages);
   SmallVector<SmallVector<CostAttr>> stageCosts(numStages);
+  // The fused backward of each stage, where a block's split parts were
+  // measured apart from it.
+  SmallVector<double> fusedBackward(numStages, 0);
+  SmallVector<bool> measuredSplit(numStages, false);
   for (RunOp run : graph.getBody().getOps<RunOp>()) {
     unsigned s = stages.getStageOf(run);
     PipelineStage &stage = pipeline.stages[s];
@@ -144,6 +148,7 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       stage.forwardTime += kDefaultBlockTime;
       stage.backwardInputTime += kDefaultBlockTime;
       stage.backwardWeightTime += kDefaultBlockTime;
+      fusedBackward[s] += 2 * kDefaultBlockTime;
       continue;
     }
     // Analytic parts: FLOPs and the forward's bytes at the device's rates
@@ -155,20 +160,34 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
             : device.getComputeTime(cost.getForwardFlops(), bytes);
     double bi = cost.getBackwardInputFlops(),
            bw = cost.getBackwardWeightFlops();
-    if (cost.getBackwardTimeNs()) {
+    double input, weight;
+    if (cost.getBackwardInputTimeNs() || cost.getBackwardWeightTimeNs()) {
+      input = cost.getBackwardInputTimeNs() * 1e-9;
+      weight = cost.getBackwardWeightTimeNs() * 1e-9;
+      measuredSplit[s] = true;
+    } else if (cost.getBackwardTimeNs()) {
       double total = cost.getBackwardTimeNs() * 1e-9;
       double share = bi + bw > 0 ? bi / (bi + bw) : 0.5;
-      stage.backwardInputTime += total * share;
-      stage.backwardWeightTime += total * (1 - share);
+      input = total * share;
+      weight = total * (1 - share);
     } else {
-      stage.backwardInputTime += bi > 0 ? device.getComputeTime(bi, bytes) : 0;
-      stage.backwardWeightTime += bw > 0 ? device.getComputeTime(bw, bytes) : 0;
+      input = bi > 0 ? device.getComputeTime(bi, bytes) : 0;
+      weight = bw > 0 ? device.getComputeTime(bw, bytes) : 0;
     }
+    stage.backwardInputTime += input;
+    stage.backwardWeightTime += weight;
+    fusedBackward[s] += cost.getBackwardTimeNs()
+                            ? cost.getBackwardTimeNs() * 1e-9
+                            : input + weight;
     stage.savedBytes += cost.getSavedBytes();
+    stage.updateTime += cost.getUpdateTimeNs() * 1e-9;
     stageCosts[s].push_back(cost);
   }
-  for (unsigned s = 0; s < numStages; ++s)
+  for (unsigned s = 0; s < numStages; ++s) {
     setWorkingBytes(pipeline.stages[s], stageCosts[s]);
+    if (measuredSplit[s])
+      pipeline.stages[s].fusedBackwardTime = fusedBackward[s];
+  }
   for (unsigned s = 0; s < numStages; ++s)
     for (Value input : graphInputs[s])
       pipeline.stages[s].inputBytes += getTypeBytes(input.getType());

@@ -34,7 +34,11 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     multiply-add as two. `saved_bytes` is the activation memory kept for the
     backward under the block's recompute policy; `output_bytes` is the size
     of the block's results (what crosses to a consumer). A measured profile
-    sets `forward_time_ns`/`backward_time_ns` (omitted when zero), which the
+    sets `forward_time_ns`/`backward_time_ns` (omitted when zero; a
+    pipe-profile table also the split backward's parts,
+    `backward_input_time_ns`/`backward_weight_time_ns`, which cost more
+    than the fused backward as each recomputes what they share, and the
+    optimizer update of the block's parameters, `update_time_ns`), which the
     simulator prefers over estimates from FLOPs and `bytes_accessed` (the
     bytes the forward reads and writes) at the device's rates. A pipe-profile table also
     sets the measured working memory of each part (`*_working_bytes`,
@@ -58,6 +62,9 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     Pipe_OptionalCountParameter:$bytes_accessed,
     Pipe_OptionalCountParameter:$forward_time_ns,
     Pipe_OptionalCountParameter:$backward_time_ns,
+    Pipe_OptionalCountParameter:$backward_input_time_ns,
+    Pipe_OptionalCountParameter:$backward_weight_time_ns,
+    Pipe_OptionalCountParameter:$update_time_ns,
     Pipe_OptionalCountParameter:$forward_working_bytes,
     Pipe_OptionalCountParameter:$recompute_working_bytes,
     Pipe_OptionalCountParameter:$backward_working_bytes,
