@@ -104,7 +104,8 @@ def simulate(tool, scheduled, device_model, report, kind=None):
 
 
 def measure(tool, artifact, weights, data, steps, repeats, prefix):
-    """Median step time (ms) and the highest device peaks of `repeats` runs."""
+    """The median over `repeats` runs of each run's median step time (ms),
+    and the highest device peaks."""
     times, peaks = [], None
     for r in range(repeats):
         profile = "%s.run%d.json" % (prefix, r)
@@ -113,7 +114,7 @@ def measure(tool, artifact, weights, data, steps, repeats, prefix):
              profile])
         with open(profile) as f:
             measured = json.load(f)
-        times.append(measured["step_ms"])
+        times.append(measured["step_ms_median"])
         peaks = [max(a, b) for a, b in zip(
             peaks or measured["peak_device_bytes"],
             measured["peak_device_bytes"])]

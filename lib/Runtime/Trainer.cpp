@@ -192,6 +192,7 @@ private:
   bool profiling = false, profileMarked = false;
   int64_t profileSkip = 0, profileSteps = 0;
   double profileSeconds = 0;
+  std::vector<double> profileStepSeconds; // per measured run, per step
 };
 
 bool Trainer::checkOptions() {
@@ -813,6 +814,7 @@ bool Trainer::run() {
     if (profileMarked) {
       profileSeconds += runSeconds;
       profileSteps += runSteps;
+      profileStepSeconds.push_back(runSeconds / double(runSteps));
     }
     cursor += perRun * replicas;
     items += itemsPerMb * perRun * replicas;
@@ -930,12 +932,20 @@ bool Trainer::writeProfile() {
     peaks += format("%s%llu", d ? "," : "",
                     (unsigned long long)pipe_rt_session_peak_bytes(s, d));
   double stepSeconds = profileSeconds / double(profileSteps);
+  // The median resists the occasional slow step of a shared machine.
+  std::vector<double> sorted = profileStepSeconds;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double medianSeconds =
+      n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
   std::string text =
       format("{\"schedule\":\"%s\",\"kind\":\"%s\",\"devices\":%d,"
              "\"microbatches\":%d,\"steps\":%lld,\"step_ms\":%s,"
+             "\"step_ms_median\":%s,"
              "\"%s_per_s\":%s,\"peak_device_bytes\":[%s]",
              x.name.c_str(), x.kind.c_str(), x.devices, mbs,
              (long long)profileSteps, jsonNumber(stepSeconds * 1e3).c_str(),
+             jsonNumber(medianSeconds * 1e3).c_str(),
              summary.unit == "tok" ? "tokens" : "samples",
              jsonNumber(stepSeconds > 0
                             ? double(itemsPerMb * mbs * replicas) / stepSeconds

@@ -30,6 +30,7 @@
 // CHECK-NEXT: optimizer busy exposed<=busy
 // CHECK-NEXT: window<=steps*step_ms ok
 // CHECK-NEXT: peak bytes > 0
+// CHECK-NEXT: median step > 0
 
 // SKIP: --profile {{.*}}q.json: no step ran after the 2 skipped (--profile-skip)
 // PATH: --profile '{{.*}}missing/p.json': directory '{{.*}}missing' does not exist

@@ -30,3 +30,4 @@ ok = rt["window_ms"] <= p["steps"] * p["step_ms"] + 0.01
 print("window<=steps*step_ms " + ("ok" if ok else
       f"{rt['window_ms']} > {p['steps']} * {p['step_ms']}"))
 print("peak bytes " + ("> 0" if p["peak_device_bytes"][0] > 0 else "0"))
+print("median step " + ("> 0" if p["step_ms_median"] > 0 else "0"))
