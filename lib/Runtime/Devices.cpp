@@ -154,6 +154,19 @@ struct pipe_rt_devices {
   }
 };
 
+/// Runs `fn` on `device`'s counters under the lock; PIPE_RT_INVALID_ARGUMENT
+/// for a null `devs` or a device out of range.
+template <typename Fn>
+static int withDevice(pipe_rt_devices *devs, int device, Fn fn) {
+  if (!devs)
+    return PIPE_RT_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(devs->mu);
+  if (!devs->validDevice(device))
+    return PIPE_RT_INVALID_ARGUMENT;
+  fn(devs->devices[device]);
+  return PIPE_RT_OK;
+}
+
 extern "C" {
 
 pipe_rt_devices *pipe_rt_devices_create(int numDevices,
@@ -248,42 +261,29 @@ int pipe_rt_free(pipe_rt_devices *devs, int device, void *ptr) {
 
 int pipe_rt_device_memory(pipe_rt_devices *devs, int device, uint64_t *inUse,
                           uint64_t *peak) {
-  if (!devs)
-    return PIPE_RT_INVALID_ARGUMENT;
-  std::lock_guard<std::mutex> lock(devs->mu);
-  if (!devs->validDevice(device))
-    return PIPE_RT_INVALID_ARGUMENT;
-  if (inUse)
-    *inUse = devs->devices[device].inUse;
-  if (peak)
-    *peak = devs->devices[device].peak;
-  return PIPE_RT_OK;
+  return withDevice(devs, device, [&](Device &dev) {
+    if (inUse)
+      *inUse = dev.inUse;
+    if (peak)
+      *peak = dev.peak;
+  });
 }
 
 int pipe_rt_device_start_window(pipe_rt_devices *devs, int device,
                                 uint64_t *inUse) {
-  if (!devs)
-    return PIPE_RT_INVALID_ARGUMENT;
-  std::lock_guard<std::mutex> lock(devs->mu);
-  if (!devs->validDevice(device))
-    return PIPE_RT_INVALID_ARGUMENT;
-  Device &dev = devs->devices[device];
-  dev.windowPeak = dev.inUse;
-  if (inUse)
-    *inUse = dev.inUse;
-  return PIPE_RT_OK;
+  return withDevice(devs, device, [&](Device &dev) {
+    dev.windowPeak = dev.inUse;
+    if (inUse)
+      *inUse = dev.inUse;
+  });
 }
 
 int pipe_rt_device_window_peak(pipe_rt_devices *devs, int device,
                                uint64_t *peak) {
-  if (!devs)
-    return PIPE_RT_INVALID_ARGUMENT;
-  std::lock_guard<std::mutex> lock(devs->mu);
-  if (!devs->validDevice(device))
-    return PIPE_RT_INVALID_ARGUMENT;
-  if (peak)
-    *peak = devs->devices[device].windowPeak;
-  return PIPE_RT_OK;
+  return withDevice(devs, device, [&](Device &dev) {
+    if (peak)
+      *peak = dev.windowPeak;
+  });
 }
 
 int pipe_rt_send(pipe_rt_devices *devs, int device,
