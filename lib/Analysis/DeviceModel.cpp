@@ -116,7 +116,7 @@ bool mlir::pipe::operator==(const HostSpec &a, const HostSpec &b) {
          a.h2dPageable == b.h2dPageable && a.d2hPageable == b.d2hPageable &&
          a.duplexPinned == b.duplexPinned &&
          a.optimizerParamsPerSecond == b.optimizerParamsPerSecond &&
-         a.notes == b.notes;
+         a.runOverhead == b.runOverhead && a.notes == b.notes;
 }
 
 bool mlir::pipe::operator==(const ClusterModel &a, const ClusterModel &b) {
@@ -347,7 +347,7 @@ public:
         "h2d_pinned",    "d2h_pinned",
         "h2d_pageable",  "d2h_pageable",
         "duplex_pinned", "optimizer_params_per_second",
-        "notes"};
+        "run_overhead",  "notes"};
     if (llvm::Error err = checkFields(object, path, fields))
       return err;
     if (llvm::Error err = getPositiveInteger(object, path, "memory_bytes",
@@ -375,6 +375,10 @@ public:
       if (llvm::Error err = getPositiveNumber(object, path, rate.key,
                                               rate.required, *rate.field))
         return err;
+    if (llvm::Error err = getPositiveNumber(object, path, "run_overhead", false,
+                                            host.runOverhead,
+                                            /*allowZero=*/true))
+      return err;
     if (host.duplexPinned > host.h2dPinned + host.d2hPinned)
       return error(join(path, "duplex_pinned"),
                    "exceeds h2d_pinned + d2h_pinned");
@@ -724,6 +728,8 @@ std::string ClusterModel::toJSON() const {
       if (host.optimizerParamsPerSecond > 0)
         json.attribute("optimizer_params_per_second",
                        host.optimizerParamsPerSecond);
+      if (host.runOverhead > 0)
+        json.attribute("run_overhead", host.runOverhead);
       writeNotes(json, host.notes);
     });
     json.attributeObject("default_link",

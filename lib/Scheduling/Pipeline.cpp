@@ -242,6 +242,7 @@ MachineModel MachineModel::fromCluster(const ClusterModel &cluster,
   machine.hostToDevice = {cluster.host.h2dPinned, 0};
   machine.deviceToHost = {cluster.host.d2hPinned, 0};
   machine.optimizerParamsPerSecond = cluster.host.optimizerParamsPerSecond;
+  machine.runOverhead = cluster.host.runOverhead;
   return machine;
 }
 

@@ -513,12 +513,14 @@ FailureOr<SimulationReport> Simulator::run(ScheduleDiagFn diag) {
       tracker.begin(event.device, *event.action);
   }
 
-  report.totalTime = makespan;
-  report.stepTime = makespan / std::max(1u, schedule.steps);
+  // The runtime's own time per run (starting it, collecting its results)
+  // is part of every run's wall time.
+  report.totalTime = makespan + machine.runOverhead;
+  report.stepTime = report.totalTime / std::max(1u, schedule.steps);
   if (makespan > 0)
     // Every data-parallel replica trains on its own micro-batches.
     report.throughput = double(schedule.microbatches) * options.microbatchSize *
-                        schedule.steps * pipeline.replicas / makespan;
+                        schedule.steps * pipeline.replicas / report.totalTime;
   for (unsigned d = 0; d < numDevices; ++d) {
     DeviceState &state = devices[d];
     DeviceSimReport dr;

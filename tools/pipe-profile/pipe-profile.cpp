@@ -206,6 +206,9 @@ LogicalResult collectBlocks(ModuleOp lifted, const Flags &flags,
 struct Measured {
   std::map<std::string, std::vector<double>> durations;
   std::map<std::string, int64_t> working;
+  /// Per measured run: its wall time less its actions' window (first
+  /// start to last end), seconds.
+  std::vector<double> runOverheads;
   std::map<std::string, std::vector<std::string>> stageInstances;
   std::map<std::string, std::string> instanceBlock;
 };
@@ -339,12 +342,18 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
       return failure();
     }
   pipe_rt_session_enable_trace(session, 1);
-  for (int64_t r = 0; r < flags.repeats; ++r)
+  std::vector<double> runWalls;
+  for (int64_t r = 0; r < flags.repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
     if (pipe_rt_session_run(session, scheduleIndex, inputs.data(), nullptr) !=
         PIPE_RT_OK) {
       error = pipe_rt_session_error(session);
       return failure();
     }
+    runWalls.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count());
+  }
   if (stop) {
     for (size_t c = 1; c < sessions.size(); ++c)
       if (*pipe_rt_session_error(sessions[c]))
@@ -372,6 +381,24 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   const llvm::json::Array *events =
       parsed->getAsObject() ? parsed->getAsObject()->getArray("traceEvents")
                             : nullptr;
+  // Every run records the same actions, one run after the other: the k-th
+  // share of the events in time order is run k's.
+  std::vector<std::pair<double, double>> spans; // (start, end), microseconds
+  for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
+    if (const llvm::json::Object *e = event.getAsObject())
+      if (e->getString("ph") == StringRef("X")) {
+        double ts = e->getNumber("ts").value_or(0);
+        spans.push_back({ts, ts + e->getNumber("dur").value_or(0)});
+      }
+  std::sort(spans.begin(), spans.end());
+  size_t perRun = spans.size() / runWalls.size();
+  for (size_t r = 0; perRun && r < runWalls.size(); ++r) {
+    double first = spans[r * perRun].first, last = first;
+    for (size_t i = r * perRun; i < (r + 1) * perRun; ++i)
+      last = std::max(last, spans[i].second);
+    measured.runOverheads.push_back(
+        std::max(runWalls[r] - (last - first) * 1e-6, 0.0));
+  }
   for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
     if (const llvm::json::Object *e = event.getAsObject())
       if (e->getString("cat") == StringRef("compute"))
@@ -506,14 +533,17 @@ std::string cpuModel() {
   return "unknown";
 }
 
-struct Transfers {
+/// What the machine costs besides the blocks.
+struct MachineTerms {
   double linkBandwidth = 0, linkLatency = 0, h2dBandwidth = 0;
+  /// Seconds per schedule run outside its actions.
+  double runOverhead = 0;
 };
 
 /// Two sizes fix the latency and the per-byte cost of a line.
-Transfers measureTransfers(int64_t repeats) {
+MachineTerms measureTransfers(int64_t repeats) {
   constexpr uint64_t small = 64 << 10, large = 8 << 20;
-  Transfers t;
+  MachineTerms t;
   double tSmall = timeSend(small, repeats), tLarge = timeSend(large, repeats);
   double perByte = std::max((tLarge - tSmall) / double(large - small), 1e-15);
   t.linkBandwidth = 1.0 / perByte;
@@ -533,7 +563,7 @@ int64_t partWorkingBytes(const BlockInfo &b, const std::string &part) {
 }
 
 llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
-                            const Transfers &transfers, const Flags &flags,
+                            const MachineTerms &transfers, const Flags &flags,
                             double optimizerParamsPerSecond) {
   llvm::json::Array entries;
   for (const BlockInfo &b : blocks) {
@@ -590,6 +620,7 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
                           {"h2d_bandwidth", transfers.h2dBandwidth},
                           {"d2h_bandwidth", transfers.h2dBandwidth}}},
       {"optimizer_params_per_second", optimizerParamsPerSecond},
+      {"run_overhead_ms", transfers.runOverhead * 1e3},
   };
 }
 
@@ -613,7 +644,7 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
 }
 
 llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
-                                  const Transfers &transfers,
+                                  const MachineTerms &transfers,
                                   double optimizerParamsPerSecond) {
   uint64_t memory =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
@@ -634,7 +665,8 @@ llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
       {"host", llvm::json::Object{{"h2d_pinned", transfers.h2dBandwidth},
                                   {"d2h_pinned", transfers.h2dBandwidth},
                                   {"optimizer_params_per_second",
-                                   optimizerParamsPerSecond}}},
+                                   optimizerParamsPerSecond},
+                                  {"run_overhead", transfers.runOverhead}}},
       {"default_link",
        llvm::json::Object{{"kind", "host-memory"},
                           {"bandwidth", transfers.linkBandwidth},
@@ -682,6 +714,7 @@ int profile(const Flags &flags) {
   for (auto param : module->getOps<pipe::ParamOp>())
     params += uint64_t(param.getTensorType().getNumElements());
   double updateMs = 0;
+  std::vector<double> runOverheads;
   for (auto [schedule, recompute] :
        {std::pair<StringRef, bool>{"zb-h1", false}, {"gpipe", true}}) {
     Measured measured;
@@ -689,6 +722,7 @@ int profile(const Flags &flags) {
                                measured, error)))
       return fail(error);
     collectParts(measured, blocks);
+    llvm::append_range(runOverheads, measured.runOverheads);
   }
   for (BlockInfo &b : blocks) {
     // Both runs update every stage: the update is the mean of both.
@@ -696,7 +730,8 @@ int profile(const Flags &flags) {
   }
   double optimizerParamsPerSecond =
       updateMs > 0 ? double(params) / (updateMs * 1e-3) : 0;
-  Transfers transfers = measureTransfers(flags.repeats);
+  MachineTerms transfers = measureTransfers(flags.repeats);
+  transfers.runOverhead = median(runOverheads);
   // Fitted before anything is written: a rate the blocks cannot resolve
   // fails the run and leaves every output as it was.
   pipe::FittedRates rates;

@@ -71,6 +71,10 @@ struct HostSpec {
   double duplexPinned = 0;
   /// Host AdamW throughput, parameters/s (0 = unknown).
   double optimizerParamsPerSecond = 0;
+  /// Seconds the runtime spends per schedule run outside its actions
+  /// (starting the device threads, copying inputs in, collecting losses);
+  /// 0 = not modelled.
+  double runOverhead = 0;
   std::string notes;
 
   /// duplexPinned, or h2dPinned + d2hPinned when it is 0.

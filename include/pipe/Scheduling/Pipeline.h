@@ -167,6 +167,8 @@ struct MachineModel {
   Link hostToDevice, deviceToHost;
   /// Host optimizer throughput in parameters/s (0: free).
   double optimizerParamsPerSecond = 0;
+  /// Seconds per schedule run outside its actions (HostSpec::runOverhead).
+  double runOverhead = 0;
   /// Device-side optimizer: bytes of state read and written per parameter
   /// (Adam: weight, gradient, two moments; read and write).
   double updateBytesPerParam = 32;

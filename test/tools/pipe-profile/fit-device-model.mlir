@@ -21,6 +21,7 @@
 // DEVICE: "peak_flops": {
 // DEVICE-NEXT: "f32":
 // DEVICE: "optimizer_params_per_second":
+// DEVICE: "run_overhead":
 
 // FITTED-NOT: warning
 // FITTED: 2 devices of {{.*}}device.json (f32)

@@ -35,6 +35,7 @@
 // CHECK-NEXT: "cpu": "{{.+}}"
 // CHECK: "optimizer_params_per_second":
 // CHECK: "repeats": 2,
+// CHECK: "run_overhead_ms": {{[0-9.e-]+}},
 // CHECK: "target": "host",
 // CHECK: "transfers": {
 // CHECK-NEXT: "d2h_bandwidth":

@@ -39,7 +39,7 @@ constexpr const char *kBase = R"json({
   "host": {"memory_bytes": 1000000, "cores": 4,
            "h2d_pinned": 10e9, "d2h_pinned": 9e9, "duplex_pinned": 15e9,
            "h2d_pageable": 3e9, "d2h_pageable": 2e9,
-           "optimizer_params_per_second": 1e9},
+           "optimizer_params_per_second": 1e9, "run_overhead": 2e-3},
   "default_link": {"kind": "pcie-host", "bandwidth": 8e9, "latency": 1e-5},
   "links": [
     {"from": 0, "to": 1, "bidirectional": true, "kind": "nvlink",
@@ -99,6 +99,7 @@ TEST(DeviceModel, ParsesAllFields) {
   EXPECT_EQ(host.d2hPageable, 2e9);
   EXPECT_EQ(host.getDuplexPinned(), 15e9);
   EXPECT_EQ(host.optimizerParamsPerSecond, 1e9);
+  EXPECT_EQ(host.runOverhead, 2e-3);
 
   // Links: the bidirectional override in both directions, a directed one,
   // the default elsewhere, and a device to itself.
@@ -338,7 +339,9 @@ TEST(DeviceModelErrors, Fields) {
        },
        "hosts.devices_per_host: expected a positive count that divides the 3 "
        "devices"},
-      {[](Object &o) { o["hosts"] = Object{{"devices_per_host", 3}}; },
+      {[](Object &o) {
+         o["hosts"] = Object{{"devices_per_host", 3}};
+       },
        "hosts.inter_host_link: missing required field"},
       {[](Object &o) {
          o["hosts"] = Object{{"devices_per_host", 3},
@@ -434,6 +437,8 @@ TEST(DeviceModelErrors, Fields) {
        "default_link.bandwidth: expected a positive number"},
       {[](Object &o) { (*o.getObject("default_link"))["latency"] = -1; },
        "default_link.latency: expected a non-negative number"},
+      {[](Object &o) { (*o.getObject("host"))["run_overhead"] = -1; },
+       "host.run_overhead: expected a non-negative number"},
       {[](Object &o) { (*o.getObject("default_link"))["from"] = 0; },
        "default_link.from: unknown field"},
       {[](Object &o) { o["links"] = Object{}; },
