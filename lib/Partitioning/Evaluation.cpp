@@ -171,10 +171,16 @@ Evaluation mlir::pipe::partitioning::evaluate(const PartitionProblem &problem,
     StageReport &stage = eval.stages[s];
     stage.numNodes++;
     stage.forwardSeconds += problem.getForwardSeconds(node, stage.device);
-    stage.backwardSeconds += problem.getBackwardSeconds(node, stage.device);
-    if (drain)
-      stage.backwardWeightSeconds +=
-          problem.getBackwardWeightSeconds(node, stage.device);
+    // A split-backward schedule runs the two parts, which may have been
+    // measured apart from (and cost more than) the fused backward.
+    if (drain) {
+      double weight = problem.getBackwardWeightSeconds(node, stage.device);
+      stage.backwardSeconds +=
+          problem.getBackwardInputSeconds(node, stage.device) + weight;
+      stage.backwardWeightSeconds += weight;
+    } else {
+      stage.backwardSeconds += problem.getBackwardSeconds(node, stage.device);
+    }
     stage.savedBytes += graph.getNode(node).savedBytes;
   }
 

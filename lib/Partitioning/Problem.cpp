@@ -411,15 +411,21 @@ double PartitionProblem::getForwardSeconds(unsigned node,
 
 double PartitionProblem::getBackwardSeconds(unsigned node,
                                             unsigned device) const {
+  // The fused backward, where it was measured apart from the split parts.
+  const BlockNode &n = graph->getNode(node);
+  if (n.backwardSeconds > 0)
+    return n.backwardSeconds;
   return getBackwardInputSeconds(node, device) +
          getBackwardWeightSeconds(node, device);
 }
 
-/// The share of a measured backward, or the analytic time, of the part
-/// doing `partFlops` of a node's backward (a measured backward without
-/// FLOPs counts as its input part).
+/// The measured part, else the share of a measured backward, else the
+/// analytic time of the part doing `partFlops` of a node's backward (a
+/// measured backward without FLOPs counts as its input part).
 static double backwardPartSeconds(const BlockNode &n, const DeviceInfo &device,
                                   double partFlops, bool input) {
+  if (n.backwardInputSeconds > 0 || n.backwardWeightSeconds > 0)
+    return input ? n.backwardInputSeconds : n.backwardWeightSeconds;
   double flops = n.backwardInputFlops + n.backwardWeightFlops;
   if (n.backwardSeconds > 0)
     return flops > 0 ? n.backwardSeconds * partFlops / flops

@@ -54,9 +54,12 @@ struct BlockNode {
   /// Bytes the forward reads and writes; each part that does work is
   /// charged them at the device's memory bandwidth.
   double bytesAccessed = 0;
-  /// Measured times; when positive they replace the analytic ones.
+  /// Measured times; when positive they replace the analytic ones. The
+  /// split backward's parts (zero-bubble schedules) may be measured apart
+  /// from the fused backward.
   double forwardSeconds = 0;
   double backwardSeconds = 0;
+  double backwardInputSeconds = 0, backwardWeightSeconds = 0;
   /// Activation bytes kept from the forward for the backward of one
   /// micro-batch (under the block's recompute policy).
   uint64_t savedBytes = 0;

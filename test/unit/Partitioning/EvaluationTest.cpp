@@ -486,3 +486,35 @@ TEST(Evaluation, LayerToLayerFromAParameterServer) {
 }
 
 } // namespace
+
+namespace {
+
+/// Costs in seconds: measured parts replace the analytic ones, a split
+/// measured apart from the fused backward is what split schedules pay, and
+/// bytes cost their time at the device's memory bandwidth.
+TEST(Evaluation, NodeTimesFromMeasuredPartsAndBytes) {
+  BlockGraph graph = makeChain(2);
+  PartitionProblem problem = makeProblem(graph, 1, ScheduleFamily::GPipe, 1);
+  // Analytic: 1 ms forward, 1 + 1 ms backward at 1 TFLOP/s.
+  EXPECT_DOUBLE_EQ(problem.getForwardSeconds(0, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(problem.getBackwardSeconds(0, 0), 2e-3);
+  // 1 GB at 1 TB/s adds 1 ms to every part that does work.
+  BlockGraph withBytes = makeChain(2);
+  withBytes.getNode(0).bytesAccessed = 1e9;
+  problem.graph = &withBytes;
+  problem.cluster.devices[0].memoryBandwidth = 1e12;
+  EXPECT_DOUBLE_EQ(problem.getForwardSeconds(0, 0), 2e-3);
+  EXPECT_DOUBLE_EQ(problem.getBackwardInputSeconds(0, 0), 2e-3);
+  EXPECT_DOUBLE_EQ(problem.getBackwardWeightSeconds(0, 0), 2e-3);
+  // A measured fused backward, and split parts measured apart from it.
+  BlockGraph measured = makeChain(2);
+  measured.getNode(0).backwardSeconds = 3e-3;
+  measured.getNode(0).backwardInputSeconds = 2e-3;
+  measured.getNode(0).backwardWeightSeconds = 2.5e-3;
+  problem.graph = &measured;
+  EXPECT_DOUBLE_EQ(problem.getBackwardSeconds(0, 0), 3e-3);
+  EXPECT_DOUBLE_EQ(problem.getBackwardInputSeconds(0, 0), 2e-3);
+  EXPECT_DOUBLE_EQ(problem.getBackwardWeightSeconds(0, 0), 2.5e-3);
+}
+
+} // namespace

@@ -44,6 +44,8 @@ mlir::pipe::partitioning::buildBlockGraph(GraphOp graph,
       node.bytesAccessed = cost.getBytesAccessed();
       node.forwardSeconds = cost.getForwardTimeNs() * 1e-9;
       node.backwardSeconds = cost.getBackwardTimeNs() * 1e-9;
+      node.backwardInputSeconds = cost.getBackwardInputTimeNs() * 1e-9;
+      node.backwardWeightSeconds = cost.getBackwardWeightTimeNs() * 1e-9;
       node.savedBytes = cost.getSavedBytes();
     } else {
       // As the scheduler's pipeline counts such a block (ScheduleIR.h).
