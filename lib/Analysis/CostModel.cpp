@@ -24,6 +24,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -644,33 +645,29 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
       return profileError(fileName,
                           "missing or non-string field '" + where + ".shapes'");
     MeasuredCosts times;
-    for (auto [field, slot] : {std::pair<StringRef, std::optional<double> *>{
-                                   "forward_ms", &times.forwardMs},
-                               {"backward_ms", &times.backwardMs}}) {
+    // The fused times are required; the split parts and the update are
+    // optional (tables written before they were read), and 0 means the part
+    // did not run.
+    using Field = std::tuple<StringRef, std::optional<double> *, bool>;
+    for (auto [field, slot, required] :
+         {Field{"forward_ms", &times.forwardMs, true},
+          Field{"backward_ms", &times.backwardMs, true},
+          Field{"backward_input_ms", &times.backwardInputMs, false},
+          Field{"backward_weight_ms", &times.backwardWeightMs, false},
+          Field{"update_ms", &times.updateMs, false}}) {
       const llvm::json::Value *number = entry->get(field);
-      if (!number)
-        return profileError(fileName,
-                            "missing field '" + where + "." + field + "'");
-      std::optional<double> ms = number->getAsNumber();
-      if (!ms || !std::isfinite(*ms) || *ms < 0)
-        return profileError(fileName, "field '" + where + "." + field +
-                                          "' must be a non-negative number "
-                                          "of milliseconds");
-      *slot = *ms;
-    }
-    for (auto [field, slot] : {std::pair<StringRef, std::optional<double> *>{
-                                   "backward_input_ms", &times.backwardInputMs},
-                               {"backward_weight_ms", &times.backwardWeightMs},
-                               {"update_ms", &times.updateMs}}) {
-      const llvm::json::Value *number = entry->get(field);
-      if (!number)
+      if (!number) {
+        if (required)
+          return profileError(fileName,
+                              "missing field '" + where + "." + field + "'");
         continue;
+      }
       std::optional<double> ms = number->getAsNumber();
       if (!ms || !std::isfinite(*ms) || *ms < 0)
         return profileError(fileName, "field '" + where + "." + field +
                                           "' must be a non-negative number "
                                           "of milliseconds");
-      if (*ms > 0)
+      if (required || *ms > 0)
         *slot = *ms;
     }
     // Working memory: optional (tables written before it was measured).

@@ -2,6 +2,7 @@
 
 #include "pipe/Partitioning/Problem.h"
 
+#include "pipe/Scheduling/Pipeline.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -393,20 +394,14 @@ llvm::StringRef ScheduleModel::getFamilyName(ScheduleFamily family) {
 // PartitionProblem
 //===----------------------------------------------------------------------===//
 
-/// A part of `flops` moving `bytes` on `device`.
-static double computeSeconds(const DeviceInfo &device, double flops,
-                             double bytes) {
-  return flops / device.flopsPerSecond +
-         (device.memoryBandwidth > 0 ? bytes / device.memoryBandwidth : 0.0);
-}
-
 double PartitionProblem::getForwardSeconds(unsigned node,
                                            unsigned device) const {
   const BlockNode &n = graph->getNode(node);
   if (n.forwardSeconds > 0)
     return n.forwardSeconds;
-  return computeSeconds(cluster.devices[device], n.forwardFlops,
-                        n.bytesAccessed);
+  const DeviceInfo &d = cluster.devices[device];
+  return getAnalyticPartTime(n.forwardFlops, n.bytesAccessed, d.flopsPerSecond,
+                             d.memoryBandwidth);
 }
 
 double PartitionProblem::getBackwardSeconds(unsigned node,
@@ -430,7 +425,9 @@ static double backwardPartSeconds(const BlockNode &n, const DeviceInfo &device,
   if (n.backwardSeconds > 0)
     return flops > 0 ? n.backwardSeconds * partFlops / flops
                      : (input ? n.backwardSeconds : 0.0);
-  return partFlops > 0 ? computeSeconds(device, partFlops, n.bytesAccessed)
+  return partFlops > 0 ? getAnalyticPartTime(partFlops, n.bytesAccessed,
+                                             device.flopsPerSecond,
+                                             device.memoryBandwidth)
                        : 0.0;
 }
 

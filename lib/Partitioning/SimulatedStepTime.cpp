@@ -29,25 +29,16 @@ mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
     stage.paramCount = stage.paramBytes / 4;
     pipeline.stages.push_back(stage);
   }
-  // The fused backward of each stage, where a node's split parts were
-  // measured apart from it (as ScheduleIR's buildPipeline).
-  SmallVector<double> fused(pipeline.stages.size(), 0);
-  SmallVector<bool> measuredSplit(pipeline.stages.size(), false);
   for (unsigned v = 0; v < graph.getNumNodes(); ++v) {
-    unsigned s = partition.stageOf[v];
-    PipelineStage &stage = pipeline.stages[s];
+    PipelineStage &stage = pipeline.stages[partition.stageOf[v]];
     stage.forwardTime += problem.getForwardSeconds(v, stage.device);
     stage.backwardInputTime += problem.getBackwardInputSeconds(v, stage.device);
     stage.backwardWeightTime +=
         problem.getBackwardWeightSeconds(v, stage.device);
-    fused[s] += problem.getBackwardSeconds(v, stage.device);
-    const BlockNode &node = graph.getNode(v);
-    measuredSplit[s] = measuredSplit[s] || node.backwardInputSeconds > 0 ||
-                       node.backwardWeightSeconds > 0;
+    // The fused backward: a node's split parts may have been measured apart
+    // from (and cost more than) it.
+    stage.fusedBackwardTime += problem.getBackwardSeconds(v, stage.device);
   }
-  for (unsigned s = 0; s < pipeline.stages.size(); ++s)
-    if (measuredSplit[s])
-      pipeline.stages[s].fusedBackwardTime = fused[s];
   for (auto [edge, bytes] :
        llvm::zip(evaluation.stageEdges, evaluation.stageEdgeBytes)) {
     pipeline.edges.push_back({edge.first, edge.second, bytes});

@@ -240,7 +240,6 @@ void MemoryTracker::end(unsigned device, const ScheduleAction &action) {
     }
     break;
   }
-
   case ActionKind::Push:
     pushing[{device, action.token}] = {s, action.step};
     break;

@@ -563,7 +563,7 @@ int64_t partWorkingBytes(const BlockInfo &b, const std::string &part) {
 }
 
 llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
-                            const MachineTerms &transfers, const Flags &flags,
+                            const MachineTerms &machine, const Flags &flags,
                             double optimizerParamsPerSecond) {
   llvm::json::Array entries;
   for (const BlockInfo &b : blocks) {
@@ -615,12 +615,12 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
       {"co_runners", flags.coRunners},
       {"blocks", std::move(entries)},
       {"transfers",
-       llvm::json::Object{{"link_bandwidth", transfers.linkBandwidth},
-                          {"link_latency", transfers.linkLatency},
-                          {"h2d_bandwidth", transfers.h2dBandwidth},
-                          {"d2h_bandwidth", transfers.h2dBandwidth}}},
+       llvm::json::Object{{"link_bandwidth", machine.linkBandwidth},
+                          {"link_latency", machine.linkLatency},
+                          {"h2d_bandwidth", machine.h2dBandwidth},
+                          {"d2h_bandwidth", machine.h2dBandwidth}}},
       {"optimizer_params_per_second", optimizerParamsPerSecond},
-      {"run_overhead_ms", transfers.runOverhead * 1e3},
+      {"run_overhead_ms", machine.runOverhead * 1e3},
   };
 }
 
@@ -644,7 +644,7 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
 }
 
 llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
-                                  const MachineTerms &transfers,
+                                  const MachineTerms &machine,
                                   double optimizerParamsPerSecond) {
   uint64_t memory =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
@@ -662,15 +662,14 @@ llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
            {"memory_bytes", int64_t(memory)},
            {"memory_bandwidth", rates.memoryBandwidth},
            {"peak_flops", llvm::json::Object{{"f32", rates.peakFlops}}}}}},
-      {"host", llvm::json::Object{{"h2d_pinned", transfers.h2dBandwidth},
-                                  {"d2h_pinned", transfers.h2dBandwidth},
+      {"host", llvm::json::Object{{"h2d_pinned", machine.h2dBandwidth},
+                                  {"d2h_pinned", machine.h2dBandwidth},
                                   {"optimizer_params_per_second",
                                    optimizerParamsPerSecond},
-                                  {"run_overhead", transfers.runOverhead}}},
-      {"default_link",
-       llvm::json::Object{{"kind", "host-memory"},
-                          {"bandwidth", transfers.linkBandwidth},
-                          {"latency", transfers.linkLatency}}},
+                                  {"run_overhead", machine.runOverhead}}},
+      {"default_link", llvm::json::Object{{"kind", "host-memory"},
+                                          {"bandwidth", machine.linkBandwidth},
+                                          {"latency", machine.linkLatency}}},
   };
 }
 
@@ -730,8 +729,8 @@ int profile(const Flags &flags) {
   }
   double optimizerParamsPerSecond =
       updateMs > 0 ? double(params) / (updateMs * 1e-3) : 0;
-  MachineTerms transfers = measureTransfers(flags.repeats);
-  transfers.runOverhead = median(runOverheads);
+  MachineTerms machine = measureTransfers(flags.repeats);
+  machine.runOverhead = median(runOverheads);
   // Fitted before anything is written: a rate the blocks cannot resolve
   // fails the run and leaves every output as it was.
   pipe::FittedRates rates;
@@ -744,7 +743,7 @@ int profile(const Flags &flags) {
   }
 
   llvm::json::Value table =
-      tableJson(blocks, transfers, flags, optimizerParamsPerSecond);
+      tableJson(blocks, machine, flags, optimizerParamsPerSecond);
   if (llvm::Error err =
           pipe::writeOutputFile(flags.output, [&](llvm::raw_ostream &os) {
             os << llvm::formatv("{0:2}", table) << "\n";
@@ -754,7 +753,7 @@ int profile(const Flags &flags) {
     if (llvm::Error err = pipe::writeOutputFile(
             flags.fitDeviceModel, [&](llvm::raw_ostream &os) {
               os << llvm::formatv("{0:2}",
-                                  deviceModelJson(rates, transfers,
+                                  deviceModelJson(rates, machine,
                                                   optimizerParamsPerSecond))
                  << "\n";
             }))

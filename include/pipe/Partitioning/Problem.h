@@ -340,8 +340,7 @@ struct PartitionProblem {
   bool checkMemory = true;
 
   /// Seconds node `node` takes forward / backward on device `device`:
-  /// measured, else FLOPs and bytes at the device's rates (as the
-  /// simulator's MachineModel::Device::getComputeTime).
+  /// measured, else getAnalyticPartTime at the device's rates.
   double getForwardSeconds(unsigned node, unsigned device) const;
   double getBackwardSeconds(unsigned node, unsigned device) const;
   /// The input- and weight-gradient parts of getBackwardSeconds (by the

@@ -32,6 +32,17 @@ namespace mlir::pipe {
 
 struct ClusterModel;
 
+/// The analytic time of a compute part: `flops` at `flopsPerSecond` plus
+/// `bytes` at `bytesPerSecond` (0: memory traffic is free). The simulator
+/// and the partitioners charge it, and pipe-profile --fit-device-model fits
+/// its two rates.
+inline double getAnalyticPartTime(double flops, double bytes,
+                                  double flopsPerSecond,
+                                  double bytesPerSecond) {
+  return flops / flopsPerSecond +
+         (bytesPerSecond > 0 ? bytes / bytesPerSecond : 0.0);
+}
+
 /// Receives one error message from a scheduling algorithm. The caller turns
 /// it into a diagnostic on the op it is working on.
 using ScheduleDiagFn = llvm::function_ref<void(const llvm::Twine &)>;
@@ -43,8 +54,8 @@ struct PipelineStage {
   double forwardTime = 0;
   double backwardInputTime = 0;
   double backwardWeightTime = 0;
-  /// The fused backward where it was measured apart from its split parts
-  /// (0: their sum).
+  /// The fused backward, which may have been measured apart from (and cost
+  /// less than) its split parts (0: their sum).
   double fusedBackwardTime = 0;
   /// The measured optimizer update of the stage's parameters on its device
   /// (0: the memory-bound analytic one).
@@ -142,8 +153,7 @@ struct MachineModel {
 
     /// The analytic time of a part of `flops` that moves `bytes`.
     double getComputeTime(double flops, double bytes) const {
-      return flops / this->flops +
-             (memoryBandwidth > 0 ? bytes / memoryBandwidth : 0.0);
+      return getAnalyticPartTime(flops, bytes, this->flops, memoryBandwidth);
     }
   };
   struct Link {

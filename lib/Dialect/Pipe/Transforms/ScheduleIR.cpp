@@ -127,10 +127,9 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   llvm::MapVector<StringAttr, llvm::SetVector<unsigned>> readers;
   SmallVector<llvm::SetVector<Value>> graphInputs(numStages);
   SmallVector<SmallVector<CostAttr>> stageCosts(numStages);
-  // The fused backward of each stage, where a block's split parts were
-  // measured apart from it.
+  // The fused backward of each stage: a block's split parts may have been
+  // measured apart from (and cost more than) it.
   SmallVector<double> fusedBackward(numStages, 0);
-  SmallVector<bool> measuredSplit(numStages, false);
   for (RunOp run : graph.getBody().getOps<RunOp>()) {
     unsigned s = stages.getStageOf(run);
     PipelineStage &stage = pipeline.stages[s];
@@ -164,7 +163,6 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
     if (cost.getBackwardInputTimeNs() || cost.getBackwardWeightTimeNs()) {
       input = cost.getBackwardInputTimeNs() * 1e-9;
       weight = cost.getBackwardWeightTimeNs() * 1e-9;
-      measuredSplit[s] = true;
     } else if (cost.getBackwardTimeNs()) {
       double total = cost.getBackwardTimeNs() * 1e-9;
       double share = bi + bw > 0 ? bi / (bi + bw) : 0.5;
@@ -185,8 +183,7 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   }
   for (unsigned s = 0; s < numStages; ++s) {
     setWorkingBytes(pipeline.stages[s], stageCosts[s]);
-    if (measuredSplit[s])
-      pipeline.stages[s].fusedBackwardTime = fusedBackward[s];
+    pipeline.stages[s].fusedBackwardTime = fusedBackward[s];
   }
   for (unsigned s = 0; s < numStages; ++s)
     for (Value input : graphInputs[s])
