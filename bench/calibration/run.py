@@ -23,7 +23,8 @@ terms are held out. Two block-time sources are reported:
 With --partitioners, a second table compares seq (contiguous stages) with
 mixed (FTPipe's Mixed-Pipe) placements chosen on each model's own profile
 (op-level blocks, device model fitted to it), predicted against measured,
-for BERT-, GPT- and T5-shaped models on 2 devices.
+for BERT-, GPT- and T5-shaped models on 2 devices: as 2 device threads of
+one process, and (where mpirun is found) as 2 MPI ranks, one per device.
 
 Every process runs one thread per device (PIPE_INTRA_OP_THREADS=0,
 OPENBLAS_NUM_THREADS=1), so 2 devices use the 2 cores of the CI machine.
@@ -119,6 +120,33 @@ def measure(tool, artifact, weights, data, steps, repeats, prefix):
             peaks or measured["peak_device_bytes"],
             measured["peak_device_bytes"])]
     return statistics.median(times), peaks
+
+
+def mpirun(ranks):
+    """The launcher of `ranks` processes on this host (root and more ranks
+    than cores allowed, as the test harness does), or None without MPI."""
+    path = shutil.which("mpirun")
+    if not path:
+        return None
+    os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                       "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                       "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+    return [path, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
+            "-x", "OPENBLAS_NUM_THREADS", "-x", "PIPE_INTRA_OP_THREADS"]
+
+
+def measure_ranks(tool, launcher, artifact, weights, data, steps, repeats,
+                  prefix):
+    """measure() with one MPI rank per device: rank 0's step times."""
+    times = []
+    for r in range(repeats):
+        profile = "%s.ranks.run%d.json" % (prefix, r)
+        run(launcher + [tool("pipe-runner"), artifact, "--weights", weights,
+                        "--data", data, "--steps", str(steps),
+                        "--profile-skip", "4", "--profile", profile])
+        with open(profile) as f:
+            times.append(json.load(f)["step_ms_median"])
+    return statistics.median(times)
 
 
 def error(predicted, measured):
@@ -229,10 +257,12 @@ def main():
 def partitioners(args, tool, work, text, make_data):
     """Seq against mixed placements on measured op-level costs."""
     schedule = "pipedream-async"
+    launcher = mpirun(2)
     print()
     print("| model | blocks | placement | stages -> devices | predicted step "
-          "(ms) | measured (ms) | error |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "(ms) | measured, 2 devices in 1 process (ms) | error "
+          "| measured, 2 MPI ranks (ms) | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for m, flags in MODELS_PARTITIONED.items():
         base = os.path.join(work, "op-" + m)
         run([tool("pipe-gen")] + flags + ["-o", base + ".mlir"])
@@ -267,13 +297,18 @@ def partitioners(args, tool, work, text, make_data):
                              if line.strip().startswith("pipe.stage @")]
             with open(base + ".table.json") as f:
                 blocks = sum(b["instances"] for b in json.load(f)["blocks"])
-            results[algorithm] = (predicted, measured)
-            print("| %s | op (%d) | %s | %s | %.2f | %.2f | %s |" % (
-                m, blocks, algorithm, ",".join(placement), predicted,
-                measured, error(predicted, measured)))
-        (ps, ms), (pm, mm) = results["seq"], results["mixed"]
-        print("| %s | | mixed over seq | | %.2fx | %.2fx | |" % (
-            m, ps / pm, ms / mm))
+            ranks = (measure_ranks(tool, launcher, row + ".so",
+                                   row + ".safetensors", data, args.steps,
+                                   args.repeats, row)
+                     if launcher else float("nan"))
+            results[algorithm] = (predicted, measured, ranks)
+            print("| %s | op (%d) | %s | %s | %.2f | %.2f | %s | %.2f | %s |"
+                  % (m, blocks, algorithm, ",".join(placement), predicted,
+                     measured, error(predicted, measured), ranks,
+                     error(predicted, ranks)))
+        (ps, ms, rs), (pm, mm, rm) = results["seq"], results["mixed"]
+        print("| %s | | mixed over seq | | %.2fx | %.2fx | | %.2fx | |" % (
+            m, ps / pm, ms / mm, rs / rm))
         sys.stdout.flush()
 
 

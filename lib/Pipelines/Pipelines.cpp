@@ -175,6 +175,7 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   train.constantMemory = options.constantMemory;
   train.weights = options.asyncWeights;
   train.hostUpdate = options.hostUpdate;
+  train.reduceBucketBytes = options.reduceBucketBytes;
   train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
   // Overlapped and delayed host updates reach into the next step only
   // within one schedule: it covers several.

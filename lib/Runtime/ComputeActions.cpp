@@ -642,13 +642,13 @@ int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what) {
 /// What another rank sent (`t.bytes()` at `received`) as a buffer of
 /// `ctx`'s device, to add like the local ones.
 int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
-                   const std::string &what,
-                   const std::vector<unsigned char> &received, BufferPtr &out) {
+                   const std::string &what, const unsigned char *received,
+                   BufferPtr &out) {
   std::string error;
   if (int st = ctx->run->memory.alloc(ctx->device, t.bytes(), what.c_str(), out,
                                       error))
     return fail(ctx, st, what + ": " + error);
-  std::memcpy(out->data, received.data(), t.bytes());
+  std::memcpy(out->data, received, t.bytes());
   return PIPE_RT_OK;
 }
 
@@ -740,7 +740,7 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   for (int q = 0; q < run.ranks.replicas; ++q) {
     BufferPtr g = grad;
     if (q != run.ranks.replica())
-      if (int st = receivedBuffer(ctx, t, what, theirs[q], g))
+      if (int st = receivedBuffer(ctx, t, what, theirs[q].data(), g))
         return st;
     if (int st = addInto(*total, *g, t, error))
       return fail(ctx, st, what + ": " + error);
@@ -793,6 +793,81 @@ private:
   pipe_rt_device_ctx *ctx;
   uint64_t start = 0;
 };
+
+/// "device 1: reduce_bucket ['w0', 'b0'] step 0".
+std::string describeBucket(pipe_rt_device_ctx *ctx,
+                           const std::vector<int> &params, int step) {
+  const Manifest &m = *ctx->run->m;
+  std::string names;
+  for (int p : params)
+    names += (names.empty() ? "'" : ", '") + m.params[p].name + "'";
+  return format("device %d: reduce_bucket [%s] step %d", ctx->device,
+                names.c_str(), step);
+}
+
+/// The message a bucket of `params` is, as the lowering counts it: the
+/// elements of their common type, else bytes.
+std::pair<int64_t, int32_t> bucketMessage(const Manifest &m,
+                                          const std::vector<int> &params) {
+  int64_t numel = 0, bytes = 0;
+  int32_t dtype = -1;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    numel += t.numel;
+    bytes += int64_t(t.bytes());
+    int32_t d = commDtype(t.dtype);
+    dtype = dtype < 0 || dtype == d ? d : PIPE_RT_DTYPE_BYTES;
+  }
+  if (dtype == PIPE_RT_DTYPE_BYTES)
+    return {bytes, dtype};
+  return {numel, dtype};
+}
+
+/// Completes a bucket whose bytes went to the other ranks' replicas
+/// (`x`): each param's gradient becomes the sum over the replicas in
+/// replica order, as sumOverReplicas computes it.
+int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                       int step, Exchange &x, const std::string &what,
+                       std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  DeviceState &ds = deviceOf(ctx);
+  double t0 = run.now();
+  if (int st = finishExchange(run, x, error))
+    return st;
+  uint64_t offset = 0;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    uint64_t at = offset;
+    offset += t.bytes();
+    BufferPtr grad;
+    {
+      std::lock_guard<std::mutex> lock(ds.mu);
+      auto it = ds.grads.find({p, step});
+      if (it != ds.grads.end())
+        grad = it->second;
+    }
+    // No gradient here means none on any replica (the same program).
+    if (!grad || !m.params[p].trainable)
+      continue;
+    BufferPtr total;
+    if (int st = zeros(ctx, t, what, total))
+      return st;
+    for (int q = 0; q < run.ranks.replicas; ++q) {
+      BufferPtr g = grad;
+      if (q != run.ranks.replica())
+        if (int st = receivedBuffer(ctx, t, what, x.theirs[q].data() + at, g))
+          return st;
+      if (int st = addInto(*total, *g, t, error))
+        return st;
+    }
+    std::lock_guard<std::mutex> lock(ds.mu);
+    ds.grads[{p, step}] = total;
+  }
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
 
 } // namespace
 
@@ -1036,7 +1111,7 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
         for (int d : participants) {
           BufferPtr g;
           if (auto it = remote.find(d); it != remote.end()) {
-            if (int st = receivedBuffer(ctx, t, what, it->second, g))
+            if (int st = receivedBuffer(ctx, t, what, it->second.data(), g))
               return st;
           } else if (auto it = r.grads.find(run.sameReplica(ctx->device, d));
                      it != r.grads.end()) {
@@ -1056,6 +1131,136 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
   if (st != PIPE_RT_OK)
     return st;
   return sumOverReplicas(ctx, param, step, t, what);
+}
+
+int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
+                                   const int32_t *params, int32_t num_params,
+                                   int32_t step, void **buffer) {
+  if (!ctx || !buffer || (!params && num_params > 0))
+    return PIPE_RT_INVALID_ARGUMENT;
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  ctx->comm.bucket = {};
+  std::string what = format("device %d: reduce_bucket", ctx->device);
+  if (num_params <= 0)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT, what + ": an empty bucket");
+  if (step < 0 || step >= run.schedule->steps)
+    return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                what + format(" step %d: step out of range (%d)", step,
+                              run.schedule->steps));
+  std::vector<int> ids;
+  for (int32_t i = 0; i < num_params; ++i) {
+    int p = params[i];
+    if (p < 0 || p >= int(m.params.size()))
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + format(": no such param %d", p));
+    const std::string &name = m.params[p].name;
+    if (std::find(ids.begin(), ids.end(), p) != ids.end())
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": lists '" + name + "' twice");
+    const std::set<int> &holders = run.holders[p];
+    if (!holders.count(run.programDevice(ctx->device)))
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": the device does not hold '" + name + "'");
+    if (holders.size() > 1)
+      return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                  what + ": '" + name +
+                      "' is read on several devices of the pipeline; a "
+                      "bucket is summed over the replicas only");
+    ids.push_back(p);
+  }
+  what = describeBucket(ctx, ids, step);
+  uint64_t bytes = 0;
+  for (int p : ids)
+    bytes += m.types[m.params[p].type].bytes();
+  auto packed = std::make_shared<std::vector<unsigned char>>(bytes, 0);
+  DeviceState &ds = deviceOf(ctx);
+  uint64_t offset = 0;
+  for (int p : ids) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    BufferPtr grad;
+    {
+      std::lock_guard<std::mutex> lock(ds.mu);
+      auto it = ds.grads.find({p, step});
+      if (it != ds.grads.end())
+        grad = it->second;
+    }
+    if (grad) {
+      std::vector<unsigned char> staging;
+      std::string error;
+      int st;
+      const unsigned char *values =
+          run.memory.hostView(Lane::Compute, *grad, staging, error, st);
+      if (st != PIPE_RT_OK)
+        return fail(ctx, st, what + ": " + error);
+      std::memcpy(packed->data() + offset, values, t.bytes());
+    }
+    offset += t.bytes();
+  }
+  ctx->comm.bucket.params = std::move(ids);
+  ctx->comm.bucket.step = step;
+  ctx->comm.bucket.packed = packed;
+  *buffer = packed->data();
+  return PIPE_RT_OK;
+}
+
+int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
+                                     int64_t count, int32_t dtype) {
+  if (!comm)
+    return -PIPE_RT_INVALID_ARGUMENT;
+  pipe_rt_device_ctx *ctx = comm->ctx;
+  RunState &run = *ctx->run;
+  std::vector<int> params = std::move(comm->bucket.params);
+  std::shared_ptr<std::vector<unsigned char>> packed =
+      std::move(comm->bucket.packed);
+  int step = comm->bucket.step;
+  comm->bucket = {};
+  if (params.empty() || !packed || buffer != packed->data())
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                 format("device %d: pipe_rt_comm_allreduce_start of a buffer "
+                        "that the device's last pipe_rt_comm_bucket_buffer "
+                        "did not return",
+                        ctx->device));
+  std::string what = describeBucket(ctx, params, step);
+  auto [wantCount, wantDtype] = bucketMessage(*run.m, params);
+  if (count != wantCount || dtype != wantDtype)
+    return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
+                 what + format(": pipe_rt_comm_allreduce_start of %lld "
+                               "elements of dtype %d, but the bucket has "
+                               "%lld of dtype %d",
+                               (long long)count, dtype, (long long)wantCount,
+                               wantDtype));
+  auto token = std::make_shared<PendingToken>();
+  token->what = what;
+  token->start = run.now();
+  if (run.localReplicas > 1) {
+    // In-process replicas meet at the wait, param by param.
+    token->onDone = [ctx, params, step, what](std::string &error) {
+      const Manifest &m = *ctx->run->m;
+      for (int p : params) {
+        if (!m.params[p].trainable)
+          continue;
+        std::string one = what + ": '" + m.params[p].name + "'";
+        if (int st =
+                sumOverReplicas(ctx, p, step, m.types[m.params[p].type], one)) {
+          error = ctx->error;
+          return st;
+        }
+      }
+      return int(PIPE_RT_OK);
+    };
+  } else if (run.ranks.transport && run.ranks.replicas > 1) {
+    // The bytes leave now; the sum happens at the wait.
+    auto x = std::make_shared<Exchange>();
+    replicaExchange(run, ctx->device, params.front(), step, *x);
+    std::string error;
+    if (int st = startExchange(run, *x, packed->data(), packed->size(), error))
+      return -fail(ctx, st, what + ": " + error);
+    token->onDone = [ctx, params, step, what, x, packed](std::string &error) {
+      return finishRemoteBucket(ctx, params, step, *x, what, error);
+    };
+  }
+  return run.transfers->addToken(ctx->device, std::move(token));
 }
 
 } // extern "C"

@@ -418,44 +418,14 @@ std::unique_ptr<Communicator> pipe_rt::rankCommunicator(
 
 namespace {
 
-/// One peer of an exchange: the device it stands for, its rank, the tags of
-/// the message each way and what a late peer is called.
-struct ExchangePeer {
-  int key, rank, sendTag, recvTag;
-  std::string name;
-};
-
 /// Sends `mine` (`bytes`) to every peer and receives each one's into
-/// `theirs[peer.key]`, then waits peer by peer so that a late one is named.
-int exchange(RunState &run, const std::vector<ExchangePeer> &peers,
-             const void *mine, uint64_t bytes,
-             std::map<int, std::vector<unsigned char>> &theirs,
+/// `x.theirs[peer.key]`, then waits peer by peer so that a late one is
+/// named.
+int exchange(RunState &run, Exchange &x, const void *mine, uint64_t bytes,
              std::string &error) {
-  Transport &t = *run.ranks.transport;
-  auto channel = Transport::Channel::Meetings;
-  std::vector<std::vector<uint64_t>> requests(peers.size());
-  for (size_t i = 0; i < peers.size(); ++i) {
-    const ExchangePeer &peer = peers[i];
-    std::vector<unsigned char> &in = theirs[peer.key];
-    in.resize(bytes);
-    if (int st = post(t, true, channel, peer.rank, peer.sendTag,
-                      const_cast<void *>(mine), bytes, requests[i], error))
-      return st;
-    if (int st = post(t, false, channel, peer.rank, peer.recvTag, in.data(),
-                      bytes, requests[i], error))
-      return st;
-    t.sentBytes += bytes;
-    t.receivedBytes += bytes;
-  }
-  double watchdog = run.session->options.watchdog_seconds;
-  for (size_t i = 0; i < peers.size(); ++i)
-    if (int st = waitAll(t, requests[i], watchdog, run.failed,
-                         format("%s did not join within %g s: is rank %d "
-                                "stuck?",
-                                peers[i].name.c_str(), watchdog, peers[i].rank),
-                         error))
-      return st;
-  return PIPE_RT_OK;
+  if (int st = startExchange(run, x, mine, bytes, error))
+    return st;
+  return finishExchange(run, x, error);
 }
 
 /// The tag of a meeting's message of `slot` (a param; the number of params
@@ -470,6 +440,54 @@ int meetingTag(const RunState &run, int slot, int step, int from, int to) {
 
 } // namespace
 
+int pipe_rt::startExchange(RunState &run, Exchange &x, const void *mine,
+                           uint64_t bytes, std::string &error) {
+  Transport &t = *run.ranks.transport;
+  auto channel = Transport::Channel::Meetings;
+  x.requests.assign(x.peers.size(), {});
+  for (size_t i = 0; i < x.peers.size(); ++i) {
+    const Exchange::Peer &peer = x.peers[i];
+    std::vector<unsigned char> &in = x.theirs[peer.key];
+    in.resize(bytes);
+    if (int st = post(t, true, channel, peer.rank, peer.sendTag,
+                      const_cast<void *>(mine), bytes, x.requests[i], error))
+      return st;
+    if (int st = post(t, false, channel, peer.rank, peer.recvTag, in.data(),
+                      bytes, x.requests[i], error))
+      return st;
+    t.sentBytes += bytes;
+    t.receivedBytes += bytes;
+  }
+  return PIPE_RT_OK;
+}
+
+int pipe_rt::finishExchange(RunState &run, Exchange &x, std::string &error) {
+  Transport &t = *run.ranks.transport;
+  double watchdog = run.session->options.watchdog_seconds;
+  for (size_t i = 0; i < x.peers.size(); ++i)
+    if (int st =
+            waitAll(t, x.requests[i], watchdog, run.failed,
+                    format("%s did not join within %g s: is rank %d "
+                           "stuck?",
+                           x.peers[i].name.c_str(), watchdog, x.peers[i].rank),
+                    error))
+      return st;
+  return PIPE_RT_OK;
+}
+
+void pipe_rt::replicaExchange(RunState &run, int device, int slot, int step,
+                              Exchange &x) {
+  const RankMap &ranks = run.ranks;
+  // The pair (device, device): a reduce_grad's pairs are of two devices.
+  int tag = meetingTag(run, slot, step, device, device);
+  x.peers.clear();
+  for (int q = 0; q < ranks.replicas; ++q)
+    if (q != ranks.replica())
+      x.peers.push_back(
+          {q, ranks.rankOf(device, q), tag, tag,
+           format("replica %d (rank %d)", q, ranks.rankOf(device, q))});
+}
+
 int pipe_rt::exchangeWithRemote(
     RunState &run, int device, int slot, int step,
     const std::set<int> &participants, const void *mine, uint64_t bytes,
@@ -480,30 +498,27 @@ int pipe_rt::exchangeWithRemote(
     zeros.assign(bytes, 0);
     mine = zeros.data();
   }
-  std::vector<ExchangePeer> peers;
+  Exchange x;
   for (int q : participants)
     if (!ranks.isLocal(q))
-      peers.push_back({q, ranks.rankOf(q),
-                       meetingTag(run, slot, step, device, q),
-                       meetingTag(run, slot, step, q, device),
-                       format("rank %d (device %d)", ranks.rankOf(q), q)});
-  return exchange(run, peers, mine, bytes, theirs, error);
+      x.peers.push_back({q, ranks.rankOf(q),
+                         meetingTag(run, slot, step, device, q),
+                         meetingTag(run, slot, step, q, device),
+                         format("rank %d (device %d)", ranks.rankOf(q), q)});
+  int st = exchange(run, x, mine, bytes, error);
+  theirs = std::move(x.theirs);
+  return st;
 }
 
 int pipe_rt::exchangeWithReplicas(
     RunState &run, int device, int param, int step, const void *mine,
     uint64_t bytes, std::map<int, std::vector<unsigned char>> &theirs,
     std::string &error) {
-  const RankMap &ranks = run.ranks;
-  // The pair (device, device): a reduce_grad's pairs are of two devices.
-  int tag = meetingTag(run, param, step, device, device);
-  std::vector<ExchangePeer> peers;
-  for (int q = 0; q < ranks.replicas; ++q)
-    if (q != ranks.replica())
-      peers.push_back(
-          {q, ranks.rankOf(device, q), tag, tag,
-           format("replica %d (rank %d)", q, ranks.rankOf(device, q))});
-  return exchange(run, peers, mine, bytes, theirs, error);
+  Exchange x;
+  replicaExchange(run, device, param, step, x);
+  int st = exchange(run, x, mine, bytes, error);
+  theirs = std::move(x.theirs);
+  return st;
 }
 
 int pipe_rt::agreeAfterRun(RunState &run, RunFigures &figures,

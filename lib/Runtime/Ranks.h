@@ -68,6 +68,30 @@ int exchangeWithReplicas(RunState &run, int device, int param, int step,
                          std::map<int, std::vector<unsigned char>> &theirs,
                          std::string &error);
 
+/// Messages exchanged with peers, each way: posted by startExchange,
+/// completed by finishExchange (which names a late peer). `theirs` and the
+/// data sent must stay in place until then.
+struct Exchange {
+  /// The device (or replica) a peer stands for, its rank, the tags of the
+  /// message each way and what a late peer is called.
+  struct Peer {
+    int key, rank, sendTag, recvTag;
+    std::string name;
+  };
+  std::vector<Peer> peers;
+  std::vector<std::vector<uint64_t>> requests;
+  /// peer.key -> the bytes it sent.
+  std::map<int, std::vector<unsigned char>> theirs;
+};
+int startExchange(RunState &run, Exchange &x, const void *mine, uint64_t bytes,
+                  std::string &error);
+int finishExchange(RunState &run, Exchange &x, std::string &error);
+/// The peers of `device`'s exchange with the same device of every other
+/// replica, for meeting slot `slot` (a param, or a bucket's first param)
+/// at `step`, into `x.peers`.
+void replicaExchange(RunState &run, int device, int slot, int step,
+                     Exchange &x);
+
 /// What a run measured on each device (peak bytes; bytes per device and
 /// Lane, at device * 3 + lane); a rank sees only its own devices'.
 struct RunFigures {

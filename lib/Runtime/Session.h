@@ -103,6 +103,13 @@ struct pipe_rt_comm {
     int param = -1, step = 0;
     const void *buffer = nullptr;
   } reduce;
+  /// The bucket pipe_rt_comm_bucket_buffer packed for the all-reduce that
+  /// starts it (no params: none).
+  struct {
+    std::vector<int> params;
+    int step = 0;
+    std::shared_ptr<std::vector<unsigned char>> packed;
+  } bucket;
 };
 
 /// The device context handed to device programs.

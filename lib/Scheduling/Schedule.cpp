@@ -62,6 +62,16 @@ std::string ScheduleAction::describe(const Pipeline &pipeline) const {
   } else if (kind == ActionKind::ReduceGrad) {
     if (param >= 0 && param < (int)pipeline.sharedParams.size())
       result += " @" + pipeline.sharedParams[param].name;
+  } else if (kind == ActionKind::ReduceBucket) {
+    result += " [";
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i)
+        result += ", ";
+      result += params[i] >= 0 && params[i] < (int)pipeline.sharedParams.size()
+                    ? "@" + pipeline.sharedParams[params[i]].name
+                    : std::string("@?");
+    }
+    result += "]";
   } else if (kind == ActionKind::Wait) {
     result += " on " + std::to_string(waits.size()) + " token(s)";
   } else if (stage >= 0) {

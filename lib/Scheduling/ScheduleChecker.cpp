@@ -132,7 +132,8 @@ bool Checker::checkStatic() {
       // (src, dst), waits and reductions (param) needs a real one.
       bool needsStage =
           a.kind != ActionKind::Send && a.kind != ActionKind::Recv &&
-          a.kind != ActionKind::Wait && a.kind != ActionKind::ReduceGrad;
+          a.kind != ActionKind::Wait && a.kind != ActionKind::ReduceGrad &&
+          a.kind != ActionKind::ReduceBucket;
       if (a.stage >= (int)numStages || a.src >= (int)numStages ||
           a.dst >= (int)numStages || a.stage < (needsStage ? 0 : -1) ||
           a.src < -1 || a.dst < -1) {
@@ -512,6 +513,10 @@ void Checker::execute(unsigned d, int index) {
       case ActionKind::Prefetch:
         prefetchWaited.insert(pkey);
         break;
+      case ActionKind::ReduceBucket:
+        for (int p : producer.params)
+          reduced.insert({d, p, producer.step});
+        break;
       default:
         break;
       }
@@ -577,10 +582,12 @@ void Checker::execute(unsigned d, int index) {
     // is the reduction; the last ps.update of a stage reading it applies it.
     for (unsigned p : pipeline.getSharedParamsOf(a.stage))
       if (a.kind == ActionKind::Update && !reduced.count({d, (int)p, a.step}))
-        report(d, index,
-               "uses the gradient of shared parameter @" +
-                   pipeline.sharedParams[p].name +
-                   " before it is reduced (pipe.reduce_grad)");
+        report(
+            d, index,
+            "uses the gradient of shared parameter @" +
+                pipeline.sharedParams[p].name +
+                " before it is reduced (by pipe.reduce_grad, or by the wait of "
+                "its pipe.reduce_bucket)");
     // The host sums a param's pushes until an update consumes them: a push
     // before an earlier step's update of a stage holding one of its params
     // is done would join that update.
@@ -622,6 +629,37 @@ void Checker::execute(unsigned d, int index) {
                  Twine(pipeline.replicas) + " replicas' gradients of it");
     ++updates[a.stage];
     unwaitedHostUpdate[a.stage] = {a.token, a.step};
+    break;
+  case ActionKind::ReduceBucket:
+    if (pipeline.replicas <= 1)
+      report(d, index,
+             "sums gradients over the replicas, but the placement has one "
+             "replica");
+    for (int p : a.params) {
+      if (p < 0 || p >= (int)pipeline.sharedParams.size()) {
+        report(d, index, "names a parameter whose gradient is not reduced");
+        continue;
+      }
+      const SharedParam &param = pipeline.sharedParams[p];
+      for (unsigned st : param.stages) {
+        if (pipeline.stages[st].device != d) {
+          report(d, index,
+                 "sums @" + param.name + " over the replicas only, but " +
+                     stageName(st) + " on device " +
+                     Twine(pipeline.stages[st].device) +
+                     " reads it too (pipe.reduce_grad)");
+          break;
+        }
+        for (int m = 0; m < (int)schedule.microbatches; ++m)
+          if (!backwardWeightDone.count({(int)st, m, a.step})) {
+            report(d, index,
+                   "starts before the backward of " + stageName(st) +
+                       " for micro-batch " + Twine(m) +
+                       " writes the gradient of @" + param.name);
+            break;
+          }
+      }
+    }
     break;
   case ActionKind::ReduceGrad:
     if (a.param >= 0 && a.param < (int)pipeline.sharedParams.size())

@@ -66,10 +66,12 @@ FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
   if (failed(pipeline.validate(diag)))
     return failure();
   FailureOr<Schedule> schedule = generator->generate(pipeline, options, diag);
-  if (succeeded(schedule))
-    schedule->keepsWeightVersions =
-        !schedule->forwardOnly && generator->getTraits().keepsWeightVersions;
-  return schedule;
+  if (failed(schedule))
+    return failure();
+  schedule->keepsWeightVersions =
+      !schedule->forwardOnly && generator->getTraits().keepsWeightVersions;
+  return bucketGradientReductions(pipeline, std::move(*schedule),
+                                  options.reduceBucketBytes);
 }
 
 //===----------------------------------------------------------------------===//

@@ -43,6 +43,11 @@ private:
     /// prefetch issued after a release reuses that memory, so it cannot
     /// start before the compute that preceded the release is done.
     double lastRelease = 0;
+    /// When the device's last bucket all-reduce over the replicas ends
+    /// (they run one at a time, beside the device's compute).
+    double collectiveFree = 0;
+    /// Its all-reduce track in the trace, once it has one.
+    int collectiveTrack = -1;
     std::vector<Interval> compute, copies;
     double h2dBusy = 0, d2hBusy = 0;
   };
@@ -82,6 +87,8 @@ private:
   void traceEvent(const Twine &name, StringRef category, unsigned track,
                   double start, double end);
   unsigned linkTrack(unsigned from, unsigned to);
+  /// Appends a track named `name` to the trace; returns its number.
+  unsigned addTrack(std::string name);
   void memory(unsigned d, const ScheduleAction &a, double begin, double end) {
     memoryEvents.push_back({begin, false, d, &a});
     memoryEvents.push_back({end, true, d, &a});
@@ -171,17 +178,22 @@ double Simulator::hostCopyBytes(const ScheduleAction &a) const {
   }
 }
 
+unsigned Simulator::addTrack(std::string name) {
+  report.trackNames.push_back(std::move(name));
+  return report.trackNames.size() - 1;
+}
+
 unsigned Simulator::linkTrack(unsigned from, unsigned to) {
   auto [it, inserted] = linkIndex.try_emplace({from, to}, linkIndex.size());
   if (inserted) {
-    report.trackNames.push_back("link " + std::to_string(from) + "->" +
-                                std::to_string(to));
     LinkSimReport link;
     link.from = from;
     link.to = to;
+    link.track =
+        addTrack("link " + std::to_string(from) + "->" + std::to_string(to));
     report.links.push_back(link);
   }
-  return 3 * devices.size() + 1 + it->second;
+  return report.links[it->second].track;
 }
 
 std::string Simulator::traceLabel(const ScheduleAction &a) const {
@@ -246,6 +258,9 @@ std::optional<double> Simulator::candidate(unsigned d, std::string &why) {
     }
     return time;
   }
+  case ActionKind::ReduceBucket:
+    // Its gradients are final once the device's earlier computes are done.
+    return afterCompute;
   case ActionKind::Load: {
     const std::vector<double> &ends = updateEnds[a.stage];
     double written = 0.0;
@@ -376,6 +391,27 @@ void Simulator::process(unsigned d) {
         ++os.pc;
     }
     makespan = std::max(makespan, start + duration);
+    break;
+  }
+  case ActionKind::ReduceBucket: {
+    // Over the replicas' copies of this device, beside its compute; the
+    // replicas run the same schedule, so one replica's timeline stands for
+    // all.
+    uint64_t bytes = 0;
+    for (int p : a.params)
+      if (p >= 0 && p < (int)pipeline.sharedParams.size())
+        bytes += pipeline.sharedParams[p].bytes;
+    SmallVector<unsigned> replicaRing;
+    for (unsigned r = 0; r < pipeline.replicas; ++r)
+      replicaRing.push_back(r * pipeline.numDevices + d);
+    double begin = std::max(start, state.collectiveFree);
+    double end = begin + machine.getAllReduceTime(replicaRing, bytes);
+    state.collectiveFree = end;
+    complete(end);
+    if (state.collectiveTrack < 0)
+      state.collectiveTrack =
+          addTrack("device " + std::to_string(d) + " all-reduce");
+    traceEvent(label, "collective", state.collectiveTrack, begin, end);
     break;
   }
   case ActionKind::Send: {

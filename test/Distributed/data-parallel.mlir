@@ -52,6 +52,33 @@
 // RUN: %python %S/Inputs/same-run.py %t/dp-clip.jsonl %t/inproc-clip.jsonl %t/dp-clip.st %t/inproc-clip.st | FileCheck %s --check-prefix=BITS
 // BITS: same: 5 steps, 28 tensors, bit for bit
 //
+// The replicas' gradients of a device's own params travel in buckets
+// (pipe.reduce_bucket, one per device here, started after its last
+// backward; the tied embedding, read on both devices, by reduce_grad).
+// Several 4 KiB buckets in flight at once, and one blocking reduce_grad
+// per param (reduce-bucket-bytes=0), give the same bits, in ranks and in
+// one process.
+// RUN: FileCheck %s --check-prefix=IR < %t/dp.mlir
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2 reduce-bucket-bytes=4096" -o %t/dp-small.mlir
+// RUN: FileCheck %s --check-prefix=SMALL < %t/dp-small.mlir
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2 reduce-bucket-bytes=0" -o %t/dp-blocking.mlir
+// RUN: pipe-compile %t/dp-small.mlir -o %t/dp-small.so -O 0
+// RUN: pipe-compile %t/dp-blocking.mlir -o %t/dp-blocking.so -O 0
+// RUN: %mpirun -np 4 pipe-runner %t/dp-small.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp-small.jsonl --save-weights %t/dp-small.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/dp-small.jsonl %t/dp.st %t/dp-small.st | FileCheck %s --check-prefix=BITS
+// RUN: %mpirun -np 4 pipe-runner %t/dp-blocking.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp-blocking.jsonl --save-weights %t/dp-blocking.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/dp-blocking.jsonl %t/dp.st %t/dp-blocking.st | FileCheck %s --check-prefix=BITS
+// RUN: pipe-runner %t/dp-small.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/inproc-small.jsonl --save-weights %t/inproc-small.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/inproc-small.jsonl %t/dp.st %t/inproc-small.st | FileCheck %s --check-prefix=BITS
+// IR:    pipe.device 0 {
+// IR:      pipe.backward
+// IR:      = pipe.reduce_bucket [@
+// IR:      pipe.reduce_grad @
+// IR:      pipe.update
+// IR-NOT:  pipe.reduce_bucket
+// IR:    pipe.device 1 {
+// SMALL-COUNT-4: = pipe.reduce_bucket [@
+//
 // So does pipedream-async (stale weights, 5 steps per pipeline fill), on
 // 20 distinct micro-batches: each replica takes its share of every step's
 // micro-batches, in ranks as in one process.

@@ -1,44 +1,68 @@
 // Data parallelism in the IR: --pipe-place=replicas=R records R copies of
 // the placement, and every schedule of it reduces each trainable gradient
-// (pipe.reduce_grad, an all-reduce over the replicas) before the update
-// that reads it. The verifier requires those reductions and the simulator
-// charges them to the device model's links between the replicas.
+// over the replicas before the update that reads it: a parameter read on
+// one device by a bucketed pipe.reduce_bucket all-reduce, started after the
+// device's last backward writing it and waited on before the update
+// (pipe-schedule-reduce-buckets.mlir tests the buckets), one shared by
+// stages on several devices (the tied embedding) by pipe.reduce_grad. The
+// verifier requires those reductions and the simulator charges them to the
+// device model's links between the replicas.
 //
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=2 replicas=2" --pipe-schedule="kind=1f1b microbatches=2" --pipe-verify-schedule | FileCheck %s
+// RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=2 replicas=2" --pipe-schedule="kind=1f1b microbatches=2 reduce-bucket-bytes=0" --pipe-verify-schedule | FileCheck %s --check-prefix=BLOCKING
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place=devices=2 --pipe-schedule="kind=1f1b microbatches=2" | FileCheck %s --check-prefix=ONE
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=2 replicas=2" --pipe-schedule="kind=pipedream-async microbatches=2" --pipe-verify-schedule | FileCheck %s --check-prefix=ASYNC
 
 // CHECK-LABEL: pipe.placement @model_placement graph @model devices 2 replicas 2
 // CHECK:       pipe.device 0 {
 // CHECK-NOT:   pipe.update
+// CHECK:         pipe.backward @s0 mb 1
+// CHECK-NEXT:    %[[B0:.*]] = pipe.reduce_bucket [@w1]
 // CHECK:         pipe.reduce_grad @wte
-// CHECK-NEXT:    pipe.reduce_grad @w1
+// CHECK-NEXT:    pipe.wait %[[B0]]
 // CHECK-NEXT:    pipe.update @s0
 // CHECK:       pipe.device 1 {
 // CHECK-NOT:   pipe.update
+// CHECK:         pipe.send gradient @s1 -> @s0 mb 1
+// CHECK-NEXT:    %[[B1:.*]] = pipe.reduce_bucket [@w2]
 // CHECK:         pipe.reduce_grad @wte
-// CHECK-NEXT:    pipe.reduce_grad @w2
+// CHECK-NEXT:    pipe.wait %[[B1]]
 // CHECK-NEXT:    pipe.update @s1
+
+// reduce-bucket-bytes=0: one blocking reduction per parameter at the end.
+// BLOCKING:       pipe.device 0 {
+// BLOCKING-NOT:   pipe.reduce_bucket
+// BLOCKING:         pipe.reduce_grad @wte
+// BLOCKING-NEXT:    pipe.reduce_grad @w1
+// BLOCKING-NEXT:    pipe.update @s0
+// BLOCKING:       pipe.device 1 {
+// BLOCKING:         pipe.reduce_grad @wte
+// BLOCKING-NEXT:    pipe.reduce_grad @w2
+// BLOCKING-NEXT:    pipe.update @s1
 
 // One replica: only the tied embedding is reduced.
 // ONE-LABEL: pipe.placement @model_placement graph @model devices 2 {
 // ONE-NOT:   pipe.reduce_grad @w1
 // ONE-NOT:   pipe.reduce_grad @w2
 
-// ASYNC: pipe.reduce_grad @w1
-// ASYNC: pipe.update @s0
+// ASYNC: %[[A:.*]] = pipe.reduce_bucket [@w1]
+// ASYNC: pipe.wait %[[A]]
+// ASYNC-NEXT: pipe.update @s0
 
 // The verifier refuses a replicated placement whose schedule updates a
 // gradient that was never reduced over the replicas.
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place=devices=2 --pipe-schedule="kind=1f1b microbatches=2" | sed -e 's/devices 2 {/devices 2 replicas 2 {/' | not pipe-opt --pipe-verify-schedule 2>&1 | FileCheck %s --check-prefix=UNREDUCED
-// UNREDUCED: error: {{.*}}@w1 before it is reduced (pipe.reduce_grad)
+// UNREDUCED: error: {{.*}}@w1 before it is reduced (by pipe.reduce_grad, or by the wait of its pipe.reduce_bucket)
 
 // The simulator charges each all-reduce to the links between the replicas'
 // copies of the device: on rtx2080ti-x8 (PCIe) the replicated step is
-// slower than one replica's, and the trace shows the collectives.
+// slower than one replica's, and the trace shows the collectives, a
+// bucket's on the device's all-reduce track beside its compute.
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=2 replicas=2" --pipe-schedule="kind=1f1b microbatches=2" --pipe-simulate="device-model=rtx2080ti-x8 trace=%t.trace.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
-// TRACE: "name":"reduce_grad @w1","cat":"collective","ph":"X","pid":0,"tid":0,"ts":{{[0-9.]+}},"dur":{{(0\.0*)?[1-9]}}
+// TRACE-DAG: "name":"reduce_grad @wte","cat":"collective","ph":"X","pid":0,"tid":0,"ts":{{[0-9.]+}},"dur":{{(0\.0*)?[1-9]}}
+// TRACE-DAG: "name":"reduce_bucket [@w1]","cat":"collective","ph":"X","pid":0,"tid":[[T:[0-9]+]],"ts":{{[0-9.]+}},"dur":{{(0\.0*)?[1-9]}}
+// TRACE-DAG: "tid":[[T]],"args":{"name":"device 0 all-reduce"}
 
 // Replicas of a parameter-server schedule (L2L) share the one host copy of
 // the weights: each replica pushes its own gradient, pipe.ps.reduce sums

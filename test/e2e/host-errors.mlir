@@ -40,7 +40,7 @@
 
 // NOFILE: missing.mlir: error: cannot open input file '{{.*}}missing.mlir'
 // OK: step 1/1 loss
-// ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 3
+// ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 4
 // NOTPROG: pipe-runner: {{.*}}empty.so: missing symbol pipe_program_abi_version (not a compiled pipe program?)
 // MANIFEST: pipe-runner: {{.*}}bad-manifest.so: manifest line 2: missing dimension
 // OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 4: recompile the program with this release's pipe-compile (or pipe-train)

@@ -160,6 +160,12 @@ Output:
                          ranks/R ranks; under l2l, R devices streaming from
                          one parameter server, or with --ranks N, R/N on
                          each rank, each rank's from its own
+  --reduce-bucket-bytes N
+                         with --data-parallel: sum the replicas' gradients
+                         of a device's own params in all-reduces of at most
+                         N bytes, each started after the device's last
+                         backward writing it (default 26214400; 0: one
+                         blocking all-reduce per param at the step's end)
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -184,6 +190,7 @@ struct CompileFlags : pipe::ModelIngestFlags {
           l2lSteps = 4;
   int64_t ranks = 0; // 0: in this process
   int64_t dataParallel = 1;
+  int64_t reduceBucketBytes = int64_t(25) << 20;
   // Given on the command line: L2L sets both itself and rejects them.
   bool devicesGiven = false, stagesPerDeviceGiven = false;
   std::string partitioner, deviceModel,
@@ -348,6 +355,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.ranks, 1, 4096);
     else if (a == "--data-parallel")
       ok = count(flags.dataParallel, 1, 4096);
+    else if (a == "--reduce-bucket-bytes")
+      ok = count(flags.reduceBucketBytes, 0, int64_t(1) << 40);
     else if (a == "--target")
       ok = oneOf(flags.target, {"cpu", "cuda"});
     else if (a == "--chip")
@@ -599,6 +608,7 @@ void setScheduleOptions(const CompileFlags &flags,
   options.devices = unsigned(flags.devices);
   options.stagesPerDevice = unsigned(flags.stagesPerDevice);
   options.replicas = unsigned(flags.dataParallel);
+  options.reduceBucketBytes = uint64_t(flags.reduceBucketBytes);
   options.deviceModel = flags.deviceModel;
   options.schedule = flags.schedule;
   options.microbatches = unsigned(flags.microbatches);

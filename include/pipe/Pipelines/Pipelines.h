@@ -133,6 +133,13 @@ struct PartitionAndSchedulePipelineOptions
       llvm::cl::desc("l2l with overlapped or delayed host updates: optimizer "
                      "steps per schedule"),
       llvm::cl::init(4)};
+  Option<uint64_t> reduceBucketBytes{
+      *this, "reduce-bucket-bytes",
+      llvm::cl::desc("With replicas: the largest bucket of gradients summed "
+                     "over them by one all-reduce (pipe-schedule "
+                     "reduce-bucket-bytes; 0: one blocking reduction per "
+                     "parameter)"),
+      llvm::cl::init(uint64_t(25) << 20)};
   Option<bool> eval{
       *this, "eval",
       llvm::cl::desc("Also write the forward-only evaluation schedule"),

@@ -57,7 +57,9 @@ typedef enum pipe_rt_dtype {
   X(pipe_rt_comm_group_start)                                                  \
   X(pipe_rt_comm_group_end)                                                    \
   X(pipe_rt_comm_grad_buffer)                                                  \
-  X(pipe_rt_comm_allreduce)
+  X(pipe_rt_comm_allreduce)                                                    \
+  X(pipe_rt_comm_bucket_buffer)                                                \
+  X(pipe_rt_comm_allreduce_start)
 
 /// The communicator of `ctx`'s device (null for a null context).
 pipe_rt_comm *pipe_rt_comm_of(pipe_rt_device_ctx *ctx);
@@ -103,6 +105,25 @@ int32_t pipe_rt_comm_grad_buffer(pipe_rt_device_ctx *ctx, int32_t param,
 /// every participant contributed. A frozen param: nothing to do.
 int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
                                int32_t dtype);
+
+/// The gradients of the `num_params` params `params` (ids) at `step` on the
+/// calling device, packed in that order into one buffer for the all-reduce
+/// that follows, into *buffer; a param without a gradient on the device
+/// contributes zeros (and stays without one). Every param must be read only
+/// by stages on this device: the bucket is summed over the data-parallel
+/// replicas' copies of it. The buffer is the runtime's, valid until the
+/// all-reduce completes.
+int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
+                                   const int32_t *params, int32_t num_params,
+                                   int32_t step, void **buffer);
+
+/// Starts summing the bucket `buffer` (`count` elements of `dtype`, its
+/// params' total) over the data-parallel replicas and returns at once: a
+/// token > 0 that pipe_rt_act_wait completes, after which each param's
+/// gradient on the device is the sum in replica order (the same total as
+/// pipe_rt_comm_allreduce of each param), or minus a status.
+int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
+                                     int64_t count, int32_t dtype);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -47,7 +47,7 @@ extern "C" {
 
 /// Bumped whenever an entry point or a symbol a program exports changes; the
 /// manifest format has its own version (kManifestVersion, ManifestSchema.h).
-#define PIPE_RT_ABI_VERSION 3
+#define PIPE_RT_ABI_VERSION 4
 
 /// MLIR's ranked memref descriptor for any rank: allocated and aligned
 /// pointers, offset, then `rank` sizes followed by `rank` strides (all in

@@ -52,6 +52,8 @@ struct ScheduleAction {
   int predict = 0;
   /// ReduceGrad: index into Pipeline::sharedParams.
   int param = -1;
+  /// ReduceBucket: indices into Pipeline::sharedParams, in message order.
+  SmallVector<int, 4> params;
   /// The token this action produces (unique per device), or -1.
   int token = -1;
   /// Wait: the tokens it waits on.
@@ -151,6 +153,20 @@ Schedule lowerComputeOrders(const Pipeline &pipeline, llvm::StringRef kind,
                             bool forwardOnly, bool recompute,
                             ArrayRef<SmallVector<ComputeItem>> orders,
                             bool asynchronous = false);
+
+/// Data parallelism: replaces the blocking `ReduceGrad` of every parameter
+/// that only one device of the pipeline reads (so only the replicas' copies
+/// of that device take part) by asynchronous all-reduces of buckets of at
+/// most `bucketBytes` (a parameter larger than that is a bucket of its
+/// own). A bucket starts right after the device's last action that writes
+/// its gradients in the step (and the sends that follow it), so it overlaps
+/// the device's remaining backward work, and is waited on where the first
+/// of its reductions was, before the update that reads it. Parameters whose
+/// gradients are written by the same action share buckets, in the order of
+/// their reductions. Each replica runs the same list, so buckets line up
+/// across replicas. Schedules of one replica are returned unchanged.
+Schedule bucketGradientReductions(const Pipeline &pipeline, Schedule schedule,
+                                  uint64_t bucketBytes);
 
 } // namespace mlir::pipe
 

@@ -52,6 +52,11 @@ struct ScheduleOptions {
   bool recompute = false;
   /// L2L: how host updates overlap the next step (with `steps` > 1).
   HostUpdateMode hostUpdate = HostUpdateMode::Plain;
+  /// Data parallelism: the replicas' gradients of parameters read on one
+  /// device are summed in asynchronous buckets of at most this many bytes,
+  /// started as soon as they are final (bucketGradientReductions); 0 keeps
+  /// one blocking reduction per parameter at the end of the step.
+  uint64_t reduceBucketBytes = uint64_t(25) << 20;
 };
 
 /// What a schedule kind means beyond its action lists, declared by its

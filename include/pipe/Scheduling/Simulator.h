@@ -47,6 +47,8 @@ struct DeviceSimReport {
 
 struct LinkSimReport {
   unsigned from = 0, to = 0;
+  /// Its track in SimulationReport::trackNames.
+  unsigned track = 0;
   double busyTime = 0;
   double utilisation = 0;
   uint64_t bytes = 0;

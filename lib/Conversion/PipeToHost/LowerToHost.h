@@ -105,6 +105,9 @@ private:
   FailureOr<Value> emitTransfer(Operation &op, ActionKind kind);
   /// reduce_grad: the gradient's buffer query and its all-reduce.
   LogicalResult emitReduceGrad(ReduceGradOp op, ActionKind kind);
+  /// reduce_bucket: the bucket's buffer query (its param ids in a constant
+  /// global) and the all-reduce that starts; returns its token.
+  FailureOr<Value> emitReduceBucket(ReduceBucketOp op, ActionKind kind);
   /// The value the last buffer query wrote into the slot.
   Value loadBuffer(Location loc);
   func::FuncOp declare(StringRef name, ArrayRef<Type> args, Type result);
@@ -123,6 +126,10 @@ private:
   /// program without transfers or reductions).
   Value comm, bufferSlot;
   Block *exit = nullptr;
+  /// The device program being emitted, and its buckets so far (they name
+  /// their param lists after it).
+  std::string programName;
+  unsigned numBuckets = 0;
   llvm::StringMap<func::FuncOp> declarations;
 };
 

@@ -127,7 +127,9 @@ Message messageOf(ArrayRef<Type> types) {
 
 bool isTransfer(Operation &op) { return isa<SendOp, RecvOp>(op); }
 
-bool usesComm(Operation &op) { return isa<SendOp, RecvOp, ReduceGradOp>(op); }
+bool usesComm(Operation &op) {
+  return isa<SendOp, RecvOp, ReduceGradOp, ReduceBucketOp>(op);
+}
 
 } // namespace
 
@@ -192,6 +194,50 @@ LogicalResult ProgramEmitter::emitReduceGrad(ReduceGradOp op, ActionKind kind) {
   return success();
 }
 
+FailureOr<Value> ProgramEmitter::emitReduceBucket(ReduceBucketOp op,
+                                                  ActionKind kind) {
+  Location loc = op.getLoc();
+  SmallVector<int32_t> ids;
+  SmallVector<Type> types;
+  for (auto ref : op.getParams().getAsRange<FlatSymbolRefAttr>()) {
+    std::optional<unsigned> pid = manifest.paramId(ref.getValue());
+    if (!pid)
+      return op.emitOpError("reduces ")
+             << ref << ", which no block instance of the graph reads";
+    ids.push_back(*pid);
+    types.push_back(manifest.paramType(*pid));
+  }
+  // The param ids, a constant array the call points at.
+  std::string name = programName + "_bucket_" + std::to_string(numBuckets++);
+  auto i32 = builder.getI32Type();
+  auto arrayType = LLVM::LLVMArrayType::get(i32, ids.size());
+  {
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    LLVM::GlobalOp::create(
+        b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal, name,
+        DenseElementsAttr::get(
+            RankedTensorType::get({int64_t(ids.size())}, i32),
+            ArrayRef<int32_t>(ids)));
+  }
+  Value paramIds = LLVM::AddressOfOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(ctx), name);
+  call(loc, "pipe_rt_comm_bucket_buffer",
+       ValueRange{context, paramIds,
+                  arith::ConstantIntOp::create(builder, loc, i32, ids.size()),
+                  arith::ConstantIntOp::create(builder, loc, i32,
+                                               op.getStep().value_or(0)),
+                  bufferSlot},
+       /*returnsToken=*/false);
+  Message message = messageOf(types);
+  Value args[] = {
+      comm, loadBuffer(loc),
+      arith::ConstantIntOp::create(builder, loc, builder.getI64Type(),
+                                   message.count),
+      arith::ConstantIntOp::create(builder, loc, i32, message.dtype)};
+  return call(loc, getActionEntry(kind), args, /*returnsToken=*/true);
+}
+
 FailureOr<SmallVector<int64_t>> ProgramEmitter::getArguments(
     Operation &op, bool forwardOnly, const RecomputedSet &recomputed) {
   using Args = FailureOr<SmallVector<int64_t>>;
@@ -251,6 +297,8 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
   builder.setInsertionPointToEnd(module.getBody());
   std::string name = "pipe_device_" + std::to_string(scheduleId) + "_" +
                      std::to_string(device.getDevice());
+  programName = name;
+  numBuckets = 0;
   auto fn = func::FuncOp::create(
       builder, loc, name,
       FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx)}, {i32}));
@@ -310,6 +358,13 @@ LogicalResult ProgramEmitter::emit(ScheduleOp schedule, unsigned scheduleId,
     if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
       if (failed(emitReduceGrad(reduce, *kind)))
         return failure();
+      continue;
+    }
+    if (auto bucket = dyn_cast<ReduceBucketOp>(op)) {
+      FailureOr<Value> token = emitReduceBucket(bucket, *kind);
+      if (failed(token))
+        return failure();
+      tokens[bucket.getToken()] = *token;
       continue;
     }
     FailureOr<SmallVector<int64_t>> args =

@@ -1,43 +1,75 @@
 // The lowering of a data-parallel schedule (2 replicas of a 2-device 1F1B
-// pipeline, as --pipe-place and --pipe-schedule write it): every
-// pipe.reduce_grad is a buffer query of the param's gradient and an
-// all-reduce of the transport ABI (pipe/Runtime/Comm.h) naming its element
-// count and dtype (8x8 f32: 64 elements of PIPE_RT_DTYPE_F32 = 1), before
-// the update that reads it.
+// pipeline, as --pipe-place and --pipe-schedule write it), in the transport
+// ABI (pipe/Runtime/Comm.h). A pipe.reduce_bucket is a buffer query naming
+// the bucket's param ids (a constant array) and an all-reduce that starts
+// it and returns a token, waited on before the update; its message is the
+// bucket's element count and dtype (w0 and w1, 8x8 f32 each: 128 elements
+// of PIPE_RT_DTYPE_F32 = 1). With reduce-bucket-bytes=0, every
+// pipe.reduce_grad is a buffer query of the param's gradient and a
+// blocking all-reduce.
 //
 // RUN: pipe-opt %s --pipe-differentiate "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2" --pipe-verify-schedule --pipe-lower-to-host --canonicalize | FileCheck %s
+// RUN: pipe-opt %s --pipe-differentiate "--pipe-place=devices=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2 reduce-bucket-bytes=0" --pipe-verify-schedule --pipe-lower-to-host --canonicalize | FileCheck %s --check-prefix=BLOCKING
 
 // CHECK:       replicas 0 2
-// Device 0 holds w0 and w1 (stage s0): one all-reduce each, in param order.
+// Device 0 holds w0 and w1 (stage s0): one bucket after its last backward.
 // CHECK-LABEL: func.func @pipe_device_0_0(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-DAG:     %[[N64:.*]] = arith.constant 64 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-DAG:     %[[N128:.*]] = arith.constant 128 : i64
+// CHECK-DAG:     %[[IDS:.*]] = llvm.mlir.addressof @pipe_device_0_0_bucket_0
 // CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
 // CHECK-NEXT:    %[[SLOT:.*]] = llvm.alloca
-// CHECK:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, i32, i32, !llvm.ptr) -> i32
-// CHECK:         %[[G0:.*]] = llvm.load %[[SLOT]]
-// CHECK-NEXT:    call @pipe_rt_comm_allreduce(%[[COMM]], %[[G0]], %[[N64]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i32
-// CHECK:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ONE]], %[[ZERO]], %[[SLOT]])
-// CHECK:         %[[G1:.*]] = llvm.load %[[SLOT]]
-// CHECK-NEXT:    call @pipe_rt_comm_allreduce(%[[COMM]], %[[G1]], %[[N64]], %[[ONE]])
+// CHECK:         call @pipe_rt_act_backward(%[[CTX]], %[[ZERO]], %[[ONE]], %[[ZERO]],
+// CHECK:         call @pipe_rt_comm_bucket_buffer(%[[CTX]], %[[IDS]], %[[TWO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// CHECK:         %[[B:.*]] = llvm.load %[[SLOT]]
+// CHECK-NEXT:    %[[T:.*]] = call @pipe_rt_comm_allreduce_start(%[[COMM]], %[[B]], %[[N128]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i64
+// CHECK:         call @pipe_rt_act_wait(%[[CTX]], %[[T]])
 // CHECK-NOT:     call @pipe_rt_comm
 // CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[ZERO]], %[[ZERO]])
-// CHECK:       func.func private @pipe_rt_comm_grad_buffer(!llvm.ptr, i32, i32, !llvm.ptr) -> i32
-// CHECK:       func.func private @pipe_rt_comm_allreduce(!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// CHECK:       llvm.mlir.global internal constant @pipe_device_0_0_bucket_0(dense<[0, 1]> : tensor<2xi32>)
+// CHECK:       func.func private @pipe_rt_comm_bucket_buffer(!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// CHECK:       func.func private @pipe_rt_comm_allreduce_start(!llvm.ptr, !llvm.ptr, i64, i32) -> i64
 // Device 1 holds w2 (stage s1).
 // CHECK-LABEL: func.func @pipe_device_0_1(
-// CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
-// CHECK-DAG:     %[[N64:.*]] = arith.constant 64 : i64
-// CHECK:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
-// CHECK:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[TWO]], %[[ZERO]], %{{.*}})
-// CHECK:         call @pipe_rt_comm_allreduce(%[[COMM]], %{{.*}}, %[[N64]], %[[ONE]])
-// CHECK-NOT:     call @pipe_rt_comm
-// CHECK:         call @pipe_rt_act_update(%[[CTX]], %[[ONE]], %[[ZERO]])
+// CHECK:         call @pipe_rt_comm_bucket_buffer(
+// CHECK:         call @pipe_rt_comm_allreduce_start(
+// CHECK:         call @pipe_rt_act_update(
+// CHECK:       llvm.mlir.global internal constant @pipe_device_0_1_bucket_0(dense<2> : tensor<1xi32>)
+
+// BLOCKING:       replicas 0 2
+// Device 0: one all-reduce each of w0 and w1, in param order.
+// BLOCKING-LABEL: func.func @pipe_device_0_0(
+// BLOCKING-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
+// BLOCKING-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// BLOCKING-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
+// BLOCKING-DAG:     %[[N64:.*]] = arith.constant 64 : i64
+// BLOCKING:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
+// BLOCKING-NEXT:    %[[SLOT:.*]] = llvm.alloca
+// BLOCKING:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ZERO]], %[[ZERO]], %[[SLOT]]) : (!llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// BLOCKING:         %[[G0:.*]] = llvm.load %[[SLOT]]
+// BLOCKING-NEXT:    call @pipe_rt_comm_allreduce(%[[COMM]], %[[G0]], %[[N64]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// BLOCKING:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[ONE]], %[[ZERO]], %[[SLOT]])
+// BLOCKING:         %[[G1:.*]] = llvm.load %[[SLOT]]
+// BLOCKING-NEXT:    call @pipe_rt_comm_allreduce(%[[COMM]], %[[G1]], %[[N64]], %[[ONE]])
+// BLOCKING-NOT:     call @pipe_rt_comm
+// BLOCKING:         call @pipe_rt_act_update(%[[CTX]], %[[ZERO]], %[[ZERO]])
+// BLOCKING:       func.func private @pipe_rt_comm_grad_buffer(!llvm.ptr, i32, i32, !llvm.ptr) -> i32
+// BLOCKING:       func.func private @pipe_rt_comm_allreduce(!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// Device 1 holds w2 (stage s1).
+// BLOCKING-LABEL: func.func @pipe_device_0_1(
+// BLOCKING-SAME:    %[[CTX:.*]]: !llvm.ptr) -> i32
+// BLOCKING-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// BLOCKING-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
+// BLOCKING-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
+// BLOCKING-DAG:     %[[N64:.*]] = arith.constant 64 : i64
+// BLOCKING:         %[[COMM:.*]] = call @pipe_rt_comm_of(%[[CTX]])
+// BLOCKING:         call @pipe_rt_comm_grad_buffer(%[[CTX]], %[[TWO]], %[[ZERO]], %{{.*}})
+// BLOCKING:         call @pipe_rt_comm_allreduce(%[[COMM]], %{{.*}}, %[[N64]], %[[ONE]])
+// BLOCKING-NOT:     call @pipe_rt_comm
+// BLOCKING:         call @pipe_rt_act_update(%[[CTX]], %[[ONE]], %[[ZERO]])
 
 pipe.param @w0 : tensor<8x8xf32> = dense<0.125>
 pipe.param @w1 : tensor<8x8xf32> = dense<0.25>

@@ -80,7 +80,7 @@
 // CHECK-LABEL: module
 // CHECK-NOT:   pipe.
 // CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0A
-// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(3 : i32)
+// CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(4 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
 // CHECK:       func.func @pipe_block_linear_relu(%{{.*}}: tensor<8x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> (tensor<4x8xf32>, tensor<4x8xf32>)

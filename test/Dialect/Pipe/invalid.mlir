@@ -1194,3 +1194,159 @@ pipe.block @b () attributes {cost = #pipe.cost<forward_flops = 1, backward_input
 pipe.block @b () attributes {cost = #pipe.cost<forward_flops = 1, backward_input_flops = 0, backward_weight_flops = 0, param_bytes = 0, saved_bytes = many, output_bytes = 0>} {
   pipe.return
 }
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op sums gradients over the replicas, but placement @p has one replica; only a data-parallel placement (replicas > 1) has gradients to reduce}}
+    %b = pipe.reduce_bucket [@u]
+    pipe.wait %b
+  }
+}
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op has an empty bucket}}
+    %b = pipe.reduce_bucket []
+    pipe.wait %b
+  }
+}
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op 'v' does not reference a pipe.param}}
+    %b = pipe.reduce_bucket [@u, @v]
+    pipe.wait %b
+  }
+}
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op lists @u twice; a bucket holds each gradient once}}
+    %b = pipe.reduce_bucket [@u, @u]
+    pipe.wait %b
+  }
+}
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 1 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op reduces the gradient of @u on device 1, where no stage reads it}}
+    %b = pipe.reduce_bucket [@u]
+    pipe.wait %b
+  }
+}
+
+// -----
+
+pipe.param @u : tensor<4xf32>
+pipe.param @w : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pipe.run "b" @lin(%0) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pipe.run "c" @lin(%x) params [@w] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %1 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 2 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+  pipe.stage @s1 device 1 blocks ["b"]
+  pipe.stage @s2 device 0 blocks ["c"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op reduces the gradient of @w over the replicas only, but stages on devices 0, 1 read it; use pipe.reduce_grad for a parameter shared across devices}}
+    %b = pipe.reduce_bucket [@w]
+    pipe.wait %b
+  }
+}

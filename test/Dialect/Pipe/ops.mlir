@@ -194,6 +194,23 @@ pipe.schedule @eval placement @tagged kind "gpipe" microbatches 4611686018427387
 pipe.schedule @tagged_schedule placement @tagged kind "l2l" microbatches 1 steps 3 attributes {generator = "hand"} {
 }
 
+// Data parallelism: a bucket of gradients summed over the replicas.
+// CHECK-LABEL: pipe.placement @replicated graph @model devices 1 replicas 2 {
+pipe.placement @replicated graph @model devices 1 replicas 2 {
+  pipe.stage @r0 device 0 blocks ["l0", "l1", "l2", "l3"]
+}
+// CHECK-LABEL: pipe.schedule @buckets placement @replicated
+pipe.schedule @buckets placement @replicated kind "custom" microbatches 1 steps 2 {
+  pipe.device 0 {
+    // CHECK: %[[B0:.*]] = pipe.reduce_bucket [@w]{{$}}
+    %b0 = pipe.reduce_bucket [@w]
+    // CHECK-NEXT: %[[B1:.*]] = pipe.reduce_bucket [@w] step 1 {note = "x"}
+    %b1 = pipe.reduce_bucket [@w] step 1 {note = "x"}
+    // CHECK-NEXT: pipe.wait %[[B0]], %[[B1]]{{$}}
+    pipe.wait %b0, %b1
+  }
+}
+
 // CHECK: {-#
 // CHECK-NEXT: dialect_resources: {
 // CHECK-NEXT: builtin: {

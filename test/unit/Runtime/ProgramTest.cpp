@@ -72,6 +72,42 @@ int32_t wrongAllreduceCount1(pipe_rt_device_ctx *c) {
   return 0;
 }
 
+/// Device 1 starts the all-reduce of a bucket of w2's gradient (f32[2])
+/// naming 3 elements.
+int32_t wrongBucketCount1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  int32_t params[] = {1};
+  TINY_CHECK(pipe_rt_comm_bucket_buffer(c, params, 1, 0, &buffer));
+  TINY_TOKEN(t, pipe_rt_comm_allreduce_start(pipe_rt_comm_of(c), buffer, 3,
+                                             PIPE_RT_DTYPE_F32));
+  TINY_CHECK(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+/// Device 1 starts an all-reduce of a buffer it never obtained.
+int32_t unknownBucket1(pipe_rt_device_ctx *c) {
+  float data[2] = {0, 0};
+  TINY_TOKEN(t, pipe_rt_comm_allreduce_start(pipe_rt_comm_of(c), data, 2,
+                                             PIPE_RT_DTYPE_F32));
+  TINY_CHECK(pipe_rt_act_wait(c, t));
+  return 0;
+}
+
+/// Device 1 asks for a bucket of w1, which only device 0 reads.
+int32_t foreignBucket1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  int32_t params[] = {1, 0};
+  TINY_CHECK(pipe_rt_comm_bucket_buffer(c, params, 2, 0, &buffer));
+  return 0;
+}
+
+/// Device 1 asks for an empty bucket.
+int32_t emptyBucket1(pipe_rt_device_ctx *c) {
+  void *buffer = nullptr;
+  TINY_CHECK(pipe_rt_comm_bucket_buffer(c, nullptr, 0, 0, &buffer));
+  return 0;
+}
+
 /// Device 1 closes a group it never opened.
 int32_t unopenedGroup1(pipe_rt_device_ctx *c) {
   TINY_CHECK(pipe_rt_comm_group_start(pipe_rt_comm_of(c)));
@@ -395,6 +431,15 @@ TEST(Program, TransportCallsAreCheckedAgainstTheirBuffers) {
        "elements of dtype 1, but the param has 2 of dtype 1"},
       {unopenedGroup1, "device 1: pipe_rt_comm_group_end without a "
                        "pipe_rt_comm_group_start"},
+      {wrongBucketCount1,
+       "device 1: reduce_bucket ['w2'] step 0: pipe_rt_comm_allreduce_start "
+       "of 3 elements of dtype 1, but the bucket has 2 of dtype 1"},
+      {unknownBucket1, "device 1: pipe_rt_comm_allreduce_start of a buffer "
+                       "that the device's last pipe_rt_comm_bucket_buffer "
+                       "did not return"},
+      {foreignBucket1,
+       "device 1: reduce_bucket: the device does not hold 'w1'"},
+      {emptyBucket1, "device 1: reduce_bucket: an empty bucket"},
   };
   for (const Case &c : cases) {
     tiny::Microbatches oneMicrobatch(1);

@@ -448,7 +448,8 @@ LogicalResult checkUniqueTransfer(TransferOpT op,
 /// Actions that only make sense when training.
 bool isTrainingAction(Operation *op) {
   if (isa<BackwardOp, BackwardInputOp, BackwardWeightOp, RecomputeOp,
-          PushGradOp, HostReduceOp, HostUpdateOp, UpdateOp, ReduceGradOp>(op))
+          PushGradOp, HostReduceOp, HostUpdateOp, UpdateOp, ReduceGradOp,
+          ReduceBucketOp>(op))
     return true;
   if (auto send = dyn_cast<SendOp>(op))
     return send.getKind() == TransferKind::Gradient;
@@ -676,6 +677,41 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                  << reduce.getParam() << " on device " << device.getDevice()
                  << ", where no stage reads it";
       }
+      if (auto bucket = dyn_cast<ReduceBucketOp>(op)) {
+        if (placement.getReplicas() == 1)
+          return op->emitOpError("sums gradients over the replicas, but "
+                                 "placement @")
+                 << placement.getSymName()
+                 << " has one replica; only a data-parallel placement "
+                    "(replicas > 1) has gradients to reduce";
+        if (bucket.getParams().empty())
+          return op->emitOpError("has an empty bucket");
+        llvm::SmallDenseSet<StringAttr, 8> seen;
+        for (auto ref : bucket.getParams().getAsRange<FlatSymbolRefAttr>()) {
+          if (!symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
+                                                            ref.getAttr()))
+            return op->emitOpError("'")
+                   << ref.getValue() << "' does not reference a pipe.param";
+          if (!seen.insert(ref.getAttr()).second)
+            return op->emitOpError("lists ")
+                   << ref << " twice; a bucket holds each gradient once";
+          auto it = getReaders().find(ref.getAttr());
+          if (it == getReaders().end() || !it->second.count(device.getDevice()))
+            return op->emitOpError("reduces the gradient of ")
+                   << ref << " on device " << device.getDevice()
+                   << ", where no stage reads it";
+          if (it->second.size() > 1) {
+            SmallVector<uint64_t> readers(it->second.begin(), it->second.end());
+            llvm::sort(readers);
+            InFlightDiagnostic diag =
+                op->emitOpError("reduces the gradient of ")
+                << ref << " over the replicas only, but stages on devices ";
+            llvm::interleaveComma(readers, diag);
+            return diag << " read it; use pipe.reduce_grad for a parameter "
+                           "shared across devices";
+          }
+        }
+      }
     }
   }
   return success();
@@ -716,6 +752,7 @@ LogicalResult WaitOp::verify() {
 FlatSymbolRefAttr SendOp::getLocalStage() { return getSrcAttr(); }
 FlatSymbolRefAttr RecvOp::getLocalStage() { return getDstAttr(); }
 FlatSymbolRefAttr ReduceGradOp::getLocalStage() { return {}; }
+FlatSymbolRefAttr ReduceBucketOp::getLocalStage() { return {}; }
 FlatSymbolRefAttr WaitOp::getLocalStage() { return {}; }
 
 #define GET_OP_CLASSES

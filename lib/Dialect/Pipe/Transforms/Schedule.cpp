@@ -45,6 +45,7 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
     options.predictWeights = weights == "predict";
     options.constantMemory = constantMemory;
     options.recompute = recompute;
+    options.reduceBucketBytes = reduceBucketBytes;
 
     SymbolTable symbols(module);
     bool found = false;

@@ -233,6 +233,14 @@ FailureOr<PlacedPipeline> mlir::pipe::buildPlacedPipeline(PlacementOp placement,
                         std::move(*pipeline)};
 }
 
+/// The index of `name` in `pipeline.sharedParams`, or -1.
+static int findSharedParam(const Pipeline &pipeline, StringRef name) {
+  for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p)
+    if (pipeline.sharedParams[p].name == name)
+      return p;
+  return -1;
+}
+
 FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
                                              const Pipeline &pipeline,
                                              const StageGraph &stages) {
@@ -283,9 +291,10 @@ FailureOr<Schedule> mlir::pipe::readSchedule(ScheduleOp op,
         a.dst = stageIndex(recv.getDstAttr());
         a.gradient = recv.getKind() == TransferKind::Gradient;
       } else if (auto reduce = dyn_cast<ReduceGradOp>(nested)) {
-        for (unsigned p = 0; p < pipeline.sharedParams.size(); ++p)
-          if (pipeline.sharedParams[p].name == reduce.getParam())
-            a.param = p;
+        a.param = findSharedParam(pipeline, reduce.getParam());
+      } else if (auto bucket = dyn_cast<ReduceBucketOp>(nested)) {
+        for (auto ref : bucket.getParams().getAsRange<FlatSymbolRefAttr>())
+          a.params.push_back(findSharedParam(pipeline, ref.getValue()));
       } else if (auto wait = dyn_cast<WaitOp>(nested)) {
         for (Value token : wait.getTokens()) {
           auto it = tokens.find(token);
@@ -359,6 +368,12 @@ ScheduleOp mlir::pipe::writeSchedule(OpBuilder &builder, Location loc,
         op.addAttribute("param",
                         FlatSymbolRefAttr::get(
                             context, pipeline.sharedParams[a.param].name));
+      } else if (a.kind == ActionKind::ReduceBucket) {
+        SmallVector<Attribute> params;
+        for (int p : a.params)
+          params.push_back(
+              FlatSymbolRefAttr::get(context, pipeline.sharedParams[p].name));
+        op.addAttribute("params", builder.getArrayAttr(params));
       } else if (a.kind != ActionKind::Wait && a.stage >= 0) {
         op.addAttribute("stage", stageRef(a.stage));
       }

@@ -487,6 +487,38 @@ def Pipe_ReduceGradOp : Pipe_ActionOp<"reduce_grad", [
   let assemblyFormat = "$param (`step` $step^)? attr-dict";
 }
 
+def Pipe_ReduceBucketOp : Pipe_ActionOp<"reduce_bucket", [
+    DeclareOpInterfaceMethods<Pipe_ActionOpInterface, ["getLocalStage"]>]> {
+  let summary = "Starts summing a bucket of gradients over the replicas";
+  let description = [{
+    Data parallelism: starts the all-reduce of the gradients of `params`
+    at `step` over the data-parallel replicas' copies of the device, as one
+    message (a bucket) holding them in order, and returns at once; the
+    `pipe.wait` on its token completes it, after which the device holds each
+    parameter's total gradient (summed in replica order, the same as a
+    `pipe.reduce_grad` of each parameter). Every parameter of a bucket is
+    read only by stages on this device; one read on several devices of the
+    pipeline is reduced by `pipe.reduce_grad`.
+
+    `--pipe-schedule` places it after the device's last backward of the
+    step that writes the gradients, so the communication overlaps the
+    device's remaining backward work, and its wait before the update. The
+    verifier requires a placement with `replicas` > 1; the schedule checker
+    requires every backward writing the gradients before it and the wait
+    before the update that reads them.
+
+    ```mlir
+    %t = pipe.reduce_bucket [@w1, @b1] step 0
+    ...
+    pipe.wait %t
+    pipe.update @s1 step 0
+    ```
+  }];
+  let arguments = !con((ins FlatSymbolRefArrayAttr:$params), Pipe_StepArg);
+  let results = (outs Pipe_TokenType:$token);
+  let assemblyFormat = "$params (`step` $step^)? attr-dict";
+}
+
 def Pipe_WaitOp : Pipe_ActionOp<"wait", [
     DeclareOpInterfaceMethods<Pipe_ActionOpInterface, ["getLocalStage"]>]> {
   let summary = "Blocks the device's action list until tokens complete";

@@ -759,12 +759,17 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
     abstract pipeline built from the placement, the stage graph and the
     blocks' `#pipe.cost`, and adds `pipe.schedule @<placement>_<kind>`.
     Every kind reduces the gradients of parameters shared by several stages
-    before updating them, and has a forward-only variant.
+    before updating them, and has a forward-only variant. On a placement
+    with `replicas` > 1 the replicas' gradients of a parameter read on one
+    device are summed by bucketed `pipe.reduce_bucket` all-reduces that
+    start after the device's last backward writing them and are waited on
+    before the update (`reduce-bucket-bytes`).
 
     ```
     pipe-opt placed.mlir --pipe-schedule="kind=1f1b microbatches=8"
     pipe-opt placed.mlir --pipe-schedule="kind=l2l microbatches=8 constant-memory=true"
     pipe-opt placed.mlir --pipe-schedule="kind=l2l steps=4 host-update=overlap"
+    pipe-opt replicated.mlir --pipe-schedule="kind=1f1b reduce-bucket-bytes=1048576"
     ```
   }];
   let options = [
@@ -790,6 +795,13 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "computes on the weights before step k-1's update)">,
     Option<"recompute", "recompute", "bool", /*default=*/"false",
            "Recompute each stage's forward before its backward">,
+    Option<"reduceBucketBytes", "reduce-bucket-bytes", "uint64_t",
+           /*default=*/"uint64_t(25) << 20",
+           "Data parallelism: sum the replicas' gradients of parameters "
+           "read on one device in asynchronous pipe.reduce_bucket "
+           "all-reduces of at most this many bytes, each started once its "
+           "gradients are final; 0: one blocking pipe.reduce_grad per "
+           "parameter at the end of the step">,
     Option<"placement", "placement", "std::string", /*default=*/"\"\"",
            "Only schedule this placement (default: all)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
