@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 using namespace pipe_rt;
 
@@ -713,6 +714,32 @@ int sumOverLocalReplicas(pipe_rt_device_ctx *ctx, int param, int step,
 /// replica). Nothing to do with one replica, or where the step left the
 /// param without a gradient (then on every replica alike: they run one
 /// program).
+/// Makes the sum over the ranks' replicas, in replica order, of `grad`
+/// (this replica's) and the others' copies (`theirs(q)`: replica q's
+/// bytes) the device's gradient of `param` at `step`.
+int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
+                    const TypeInfo &t, const std::string &what,
+                    const BufferPtr &grad,
+                    const std::function<const unsigned char *(int)> &theirs) {
+  RunState &run = *ctx->run;
+  BufferPtr total;
+  if (int st = zeros(ctx, t, what, total))
+    return st;
+  std::string error;
+  for (int q = 0; q < run.ranks.replicas; ++q) {
+    BufferPtr g = grad;
+    if (q != run.ranks.replica())
+      if (int st = receivedBuffer(ctx, t, what, theirs(q), g))
+        return st;
+    if (int st = addInto(*total, *g, t, error))
+      return fail(ctx, st, what + ": " + error);
+  }
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.grads[{param, step}] = total;
+  return PIPE_RT_OK;
+}
+
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
@@ -734,21 +761,9 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   if (int st = exchangeWithReplicas(run, ctx->device, param, step, grad->data,
                                     t.bytes(), theirs, error))
     return fail(ctx, st, what + ": " + error);
-  BufferPtr total;
-  if (int st = zeros(ctx, t, what, total))
+  if (int st = storeReplicaSum(ctx, param, step, t, what, grad,
+                               [&](int q) { return theirs[q].data(); }))
     return st;
-  for (int q = 0; q < run.ranks.replicas; ++q) {
-    BufferPtr g = grad;
-    if (q != run.ranks.replica())
-      if (int st = receivedBuffer(ctx, t, what, theirs[q].data(), g))
-        return st;
-    if (int st = addInto(*total, *g, t, error))
-      return fail(ctx, st, what + ": " + error);
-  }
-  {
-    std::lock_guard<std::mutex> lock(ds.mu);
-    ds.grads[{param, step}] = total;
-  }
   run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
                  TrackKind::Compute, ctx->device, t0, run.now());
   return PIPE_RT_OK;
@@ -850,19 +865,12 @@ int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
     // No gradient here means none on any replica (the same program).
     if (!grad || !m.params[p].trainable)
       continue;
-    BufferPtr total;
-    if (int st = zeros(ctx, t, what, total))
+    if (int st = storeReplicaSum(ctx, p, step, t, what, grad, [&](int q) {
+          return x.theirs[q].data() + at;
+        })) {
+      error = ctx->error;
       return st;
-    for (int q = 0; q < run.ranks.replicas; ++q) {
-      BufferPtr g = grad;
-      if (q != run.ranks.replica())
-        if (int st = receivedBuffer(ctx, t, what, x.theirs[q].data() + at, g))
-          return st;
-      if (int st = addInto(*total, *g, t, error))
-        return st;
     }
-    std::lock_guard<std::mutex> lock(ds.mu);
-    ds.grads[{p, step}] = total;
   }
   run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
                  TrackKind::Compute, ctx->device, t0, run.now());

@@ -113,9 +113,11 @@ TEST(ReduceBuckets, BucketBytesBoundTheMessages) {
   Schedule small = generate("1f1b", pipeline, 1 << 10);
   EXPECT_EQ(small.count(ActionKind::ReduceBucket), 8u);
   for (const SmallVector<ScheduleAction> &device : small.devices)
-    for (const ScheduleAction &a : device)
-      if (a.kind == ActionKind::ReduceBucket)
+    for (const ScheduleAction &a : device) {
+      if (a.kind == ActionKind::ReduceBucket) {
         EXPECT_EQ(a.params.size(), 1u);
+      }
+    }
   EXPECT_TRUE(checkSchedule(pipeline, small, nullptr).empty());
 }
 
