@@ -2,8 +2,11 @@
 """Tokens/s of the default model (pipe-train's defaults: byte-level GPT,
 4 layers, d 128, 1F1B) on 1 device, on 2 simulated devices in one process,
 and as 2 MPI ranks of one device each, all from the same compiled programs
-and with one BLAS thread per process; plus each rank's communication
-figures from --profile. Prints a Markdown table for docs/benchmarks.md.
+and with one BLAS thread per process; then data parallelism as 2 MPI ranks
+(2 replicas of the 1-device program), with the replicas' gradients summed
+in buckets (pipe.reduce_bucket, the default) and with one blocking
+reduce_grad per param; plus each rank's communication figures from
+--profile. Prints a Markdown table for docs/benchmarks.md.
 
     bench/distributed/run.py [--steps N] [--build DIR]
 """
@@ -16,9 +19,9 @@ import sys
 import tempfile
 
 
-def compile_program(build, out, devices):
+def compile_program(build, out, devices, flags=()):
     subprocess.run([f"{build}/bin/pipe-train", "--devices", str(devices),
-                    "--artifact", out, "--compile-only"], check=True,
+                    "--artifact", out, "--compile-only", *flags], check=True,
                    stdout=subprocess.DEVNULL)
 
 
@@ -41,16 +44,25 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for devices in (1, 2):
             compile_program(build, f"{tmp}/d{devices}", devices)
-        def runner(devices):
-            d = f"{tmp}/d{devices}"
+        # 2 replicas, each on half of a step's batch (16 in all, as above).
+        data_parallel = ["--data-parallel", "2", "--batch", "8"]
+        compile_program(build, f"{tmp}/dp", 1, data_parallel)
+        compile_program(build, f"{tmp}/dp0", 1,
+                        data_parallel + ["--reduce-bucket-bytes", "0"])
+        def runner(program):
+            d = f"{tmp}/{program}"
             return [f"{build}/bin/pipe-runner", f"{d}/program.so",
                     "--weights", f"{d}/weights.safetensors"]
+        mpirun = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none",
+                  "-x", "OPENBLAS_NUM_THREADS"]
         for name, command in [
-                ("1 device, 1 process", runner(1)),
-                ("2 devices, 1 process", runner(2)),
-                ("2 ranks (MPI), 1 device each",
-                 ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none",
-                  "-x", "OPENBLAS_NUM_THREADS"] + runner(2))]:
+                ("1 device, 1 process", runner("d1")),
+                ("2 devices, 1 process", runner("d2")),
+                ("2 ranks (MPI), 1 device each", mpirun + runner("d2")),
+                ("2 ranks (MPI), 2 data-parallel replicas, buckets",
+                 mpirun + runner("dp")),
+                ("2 ranks (MPI), 2 data-parallel replicas, one reduce_grad "
+                 "per param", mpirun + runner("dp0"))]:
             profile = train(command, args.steps, f"{tmp}/profile.json", env)
             row = {"config": name, "tokens_per_s": profile["tokens_per_s"],
                    "step_ms": profile["step_ms"]}
