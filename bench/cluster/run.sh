@@ -6,8 +6,9 @@
 # hosts). The partitioner chooses the data-parallel degree together with the
 # pipeline partition (--pipe-partition replicas=0): every degree R that
 # divides the 64 GPUs and the step's micro-batches is partitioned on 64 / R
-# GPUs, and the best predicted step time (pipeline plus the gradients'
-# all-reduce over the replicas) among the plans that fit in memory wins.
+# GPUs, and the best predicted step time (the replicated schedule
+# simulated with the gradients' bucketed all-reduces over the replicas) among
+# the plans that fit in memory wins.
 # Prints the partitioner's text report and the planning wall time.
 #
 #   bench/cluster/run.sh [BUILD_DIR]      (default: build)
@@ -47,7 +48,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"chosen: {r['replicas']} data-parallel replicas x {r['devices']} pipeline GPUs, "
       f"{r['microbatches']} micro-batches per replica; predicted step "
-      f"{r['data_parallel_step_seconds']:.3f} s (all-reduce {r['all_reduce_seconds']:.3f} s); "
+      f"{r['data_parallel_step_seconds']:.3f} s (all-reduce {r['all_reduce_seconds']:.3f} s, "
+      f"{r['exposed_all_reduce_seconds']:.3f} s of it exposed); "
       f"peak memory {max(d['memory_bytes'] for d in r['device_reports']) / 1e9:.1f} GB of "
       f"{r['device_reports'][0]['capacity_bytes'] / 1e9:.1f} GB")
 PY

@@ -12,13 +12,13 @@ using namespace mlir;
 using namespace mlir::pipe;
 using namespace mlir::pipe::partitioning;
 
-Pipeline
-mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
-                                        const Partition &partition,
-                                        const Evaluation &evaluation) {
+Pipeline mlir::pipe::partitioning::buildPipeline(
+    const PartitionProblem &problem, const Partition &partition,
+    const Evaluation &evaluation, unsigned replicas) {
   const BlockGraph &graph = *problem.graph;
   Pipeline pipeline;
   pipeline.numDevices = problem.cluster.size();
+  pipeline.replicas = replicas;
   unsigned numStages = partition.getNumStages();
   for (unsigned s = 0; s < numStages; ++s) {
     PipelineStage stage;
@@ -51,7 +51,8 @@ mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
       if (!llvm::is_contained(readers[p], partition.stageOf[v]))
         readers[p].push_back(partition.stageOf[v]);
   for (unsigned p = 0; p < graph.getNumParams(); ++p) {
-    if (readers[p].size() < 2 || !graph.getParam(p).trainable)
+    if ((readers[p].size() < 2 && replicas == 1) ||
+        !graph.getParam(p).trainable)
       continue;
     SharedParam shared;
     shared.name = graph.getParam(p).name;
@@ -63,29 +64,36 @@ mlir::pipe::partitioning::buildPipeline(const PartitionProblem &problem,
   return pipeline;
 }
 
+std::optional<double> mlir::pipe::partitioning::simulateStepTime(
+    const PartitionProblem &problem, const Partition &partition,
+    const Evaluation &evaluation, const MachineModel &machine, StringRef kind,
+    unsigned steps, unsigned replicas) {
+  Pipeline pipeline = buildPipeline(problem, partition, evaluation, replicas);
+  auto ignore = [](const llvm::Twine &) {};
+  ScheduleOptions options;
+  options.microbatches = problem.schedule.microbatches;
+  options.steps = steps;
+  options.stashWeights = problem.schedule.weightStashing;
+  options.recompute = problem.schedule.recompute;
+  FailureOr<Schedule> schedule =
+      generateSchedule(kind, pipeline, options, ignore);
+  if (failed(schedule))
+    return std::nullopt;
+  SimulationOptions simOptions;
+  simOptions.recordTrace = false;
+  FailureOr<SimulationReport> report =
+      simulate(pipeline, *schedule, machine, simOptions, ignore);
+  if (failed(report) || !(report->stepTime > 0))
+    return std::nullopt;
+  return report->stepTime;
+}
+
 StepTimeFn mlir::pipe::partitioning::makeSimulatedStepTime(std::string kind,
                                                            unsigned steps) {
-  return
-      [kind, steps](const PartitionProblem &problem, const Partition &partition,
-                    const Evaluation &evaluation) -> std::optional<double> {
-        Pipeline pipeline = buildPipeline(problem, partition, evaluation);
-        MachineModel machine = buildMachineModel(problem.cluster);
-        auto ignore = [](const llvm::Twine &) {};
-        ScheduleOptions options;
-        options.microbatches = problem.schedule.microbatches;
-        options.steps = steps;
-        options.stashWeights = problem.schedule.weightStashing;
-        options.recompute = problem.schedule.recompute;
-        FailureOr<Schedule> schedule =
-            generateSchedule(kind, pipeline, options, ignore);
-        if (failed(schedule))
-          return std::nullopt;
-        SimulationOptions simOptions;
-        simOptions.recordTrace = false;
-        FailureOr<SimulationReport> report =
-            simulate(pipeline, *schedule, machine, simOptions, ignore);
-        if (failed(report) || !(report->stepTime > 0))
-          return std::nullopt;
-        return report->stepTime;
-      };
+  return [kind, steps](const PartitionProblem &problem,
+                       const Partition &partition,
+                       const Evaluation &evaluation) -> std::optional<double> {
+    return simulateStepTime(problem, partition, evaluation,
+                            buildMachineModel(problem.cluster), kind, steps);
+  };
 }

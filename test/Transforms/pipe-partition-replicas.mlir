@@ -1,7 +1,10 @@
 // pipe-partition chooses the data-parallel degree with the partition
 // (replicas=0): every R dividing the 4 devices and the 4 micro-batches is
 // partitioned on 4 / R devices with 4 / R micro-batches, the gradients'
-// ring all-reduce over the replicas is added, and the fastest plan wins.
+// ring all-reduce over the replicas is played with the schedule in the
+// simulator (bucketed, overlapping what backward work is left after a
+// device's gradients are final; here none: device 0 finishes last), and
+// the fastest plan wins.
 //
 // Four 1 ms blocks (forward and backward each), 4 MiB of weights each, on
 // 2 hosts x 2 devices. With fast links between the hosts, 4 replicas of one
@@ -56,11 +59,11 @@ pipe.graph @model(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // JSON: "fits": true,
 
 // SLOW: pipe.placement @model_seq graph @model devices 4 microbatches 4 {
-// SLOWREPORT:      1 x 4      4 micro-batches each: step {{.*}}, all-reduce 0.000 us)  <- chosen
-// SLOWREPORT-NEXT: 2 x 2      2 micro-batches each: step {{.*}}, all-reduce 83.886 ms)
-// SLOWREPORT-NEXT: 4 x 1      1 micro-batches each: step {{.*}}, all-reduce 251.658 ms)
+// SLOWREPORT:      1 x 4      4 micro-batches each: step {{.*}}, all-reduce 0.000 us, 0.000 us exposed)  <- chosen
+// SLOWREPORT-NEXT: 2 x 2      2 micro-batches each: step {{.*}}, all-reduce 83.886 ms, 83.886 ms exposed)
+// SLOWREPORT-NEXT: 4 x 1      1 micro-batches each: step {{.*}}, all-reduce 251.658 ms, 251.658 ms exposed)
 
-// FIXED: data parallelism: 2 replicas of these 2 devices, 2 micro-batches each; gradient all-reduce 83.886 ms
+// FIXED: data parallelism: 2 replicas of these 2 devices, 2 micro-batches each; gradient all-reduce 83.886 ms (83.886 ms exposed); step time 95.953 ms
 
 // MEMORY: 2 x 2      2 micro-batches each: does not fit
 // MEMORY: 4 x 1      1 micro-batches each: does not fit

@@ -14,10 +14,23 @@
 namespace mlir::pipe::partitioning {
 
 /// The scheduler's view of a partition: stages with their summed costs,
-/// stage edges with their bytes, parameters shared by several stages.
+/// stage edges with their bytes, parameters shared by several stages; with
+/// `replicas` > 1 that many data-parallel copies, every trainable
+/// parameter's gradient then reduced over them (as pipe-schedule does).
 Pipeline buildPipeline(const PartitionProblem &problem,
-                       const Partition &partition,
-                       const Evaluation &evaluation);
+                       const Partition &partition, const Evaluation &evaluation,
+                       unsigned replicas = 1);
+
+/// The simulated time per step of a `kind` schedule of the partition
+/// (asynchronous kinds over `steps` overlapped steps) on `machine`, with the
+/// pipeline copied `replicas` times (replica r runs device d as machine
+/// device r * D + d) and the replicas' gradient all-reduces run as the
+/// schedule runs them: bucketed, overlapping the backward. nullopt when the
+/// generator or the simulator refuses the pipeline.
+std::optional<double>
+simulateStepTime(const PartitionProblem &problem, const Partition &partition,
+                 const Evaluation &evaluation, const MachineModel &machine,
+                 llvm::StringRef kind, unsigned steps, unsigned replicas = 1);
 
 /// A StepTimeFn that generates a `kind` schedule (a name registered with
 /// pipe/Scheduling: gpipe, 1f1b, pipedream-async, mixed, ...) for the

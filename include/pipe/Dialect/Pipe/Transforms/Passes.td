@@ -653,10 +653,13 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
     (`pipe.placement ... replicas R`); the report adds the gradients' ring
     all-reduce over the replicas (device r * devices + d of the device model
     runs replica r's device d, so its links, and with `hosts` its
-    inter-host link, decide). `replicas=0` chooses R: every R dividing
-    `devices` and `microbatches` is partitioned on devices / R devices with
-    microbatches / R micro-batches, and the smallest predicted step time
-    (pipeline plus all-reduce) among those that fit wins.
+    inter-host link, decide) and, with `simulate`, the step of the
+    replicated schedule, whose bucketed all-reduces overlap the backward
+    (the all-reduce's exposed part). `replicas=0` chooses R: every R
+    dividing `devices` and `microbatches` is partitioned on devices / R
+    devices with microbatches / R micro-batches, and the smallest predicted
+    step time (the replicated schedule simulated; without `simulate`,
+    pipeline plus all-reduce) among those that fit wins.
 
     ```
     pipe-opt model.mlir --pipe-partition="algorithm=mixed devices=8 \
