@@ -31,7 +31,7 @@ OPENBLAS_NUM_THREADS=1), so 2 devices use the 2 cores of the CI machine.
 
   bench/calibration/run.py [--build build] [--out DIR] [--steps N]
       [--models gpt,t5] [--kinds gpipe,1f1b,...] [--repeats N]
-      [--partitioners]
+      [--partitioners [--profile-microbatches M]]
 
 Prints a Markdown table (recorded in docs/benchmarks.md, "Calibration").
 """
@@ -169,6 +169,9 @@ def main():
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--partitioners", action="store_true",
                         help="also compare seq and mixed placements")
+    parser.add_argument("--profile-microbatches", type=int, default=1,
+                        help="pipe-profile --microbatches for the seq and "
+                             "mixed placements' profiles")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     kinds = [k for k in args.kinds.split(",") if k]
@@ -273,7 +276,8 @@ def partitioners(args, tool, work, text, make_data):
             run([sys.executable, make_data, base + ".data.safetensors"] +
                 DATA[m])
         run([tool("pipe-profile"), base + ".mlir", "--granularity", "op",
-             "--repeats", "9", "--warmup", "3", "--co-runners", "2", "-o",
+             "--repeats", "9", "--warmup", "3", "--co-runners", "2",
+             "--microbatches", str(args.profile_microbatches), "-o",
              base + ".table.json", "--fit-device-model",
              base + ".device.json"])
         results = {}

@@ -72,6 +72,10 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
   --co-runners N           measure while N-1 copies of the same runs keep
                            the other cores busy, as the other devices of an
                            N-device pipeline do (default 1: alone)
+  --microbatches M         run M micro-batches through the blocks per run
+                           (default 1), so that each part finds as many
+                           micro-batches' activations live as a pipeline
+                           stage with M in flight does (colder caches)
   -o FILE                  the table (default: standard output)
   --fit-device-model FILE  also fit a --device-model JSON to the table
 )";
@@ -80,7 +84,8 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
 struct Flags : pipe::ModelIngestFlags {
   std::string model, preset = "tiny-gpt", granularity = "layer";
   std::string output = "-", fitDeviceModel;
-  int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1;
+  int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1,
+          microbatches = 1;
 };
 
 int fail(const llvm::Twine &message, int code = 1) {
@@ -125,6 +130,8 @@ bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
       ok = count(flags.warmup, 0, 10000);
     else if (a == "--co-runners")
       ok = count(flags.coRunners, 1, 1024);
+    else if (a == "--microbatches")
+      ok = count(flags.microbatches, 1, 1024);
     else if (a == "-o")
       ok = value(flags.output);
     else if (a == "--fit-device-model")
@@ -232,7 +239,7 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   pm.addPass(pipe::createPipePlace(place));
   pipe::PipeScheduleOptions train;
   train.kind = schedule.str();
-  train.microbatches = 1;
+  train.microbatches = unsigned(flags.microbatches);
   train.recompute = recompute;
   pm.addPass(pipe::createPipeSchedule(train));
   pm.addPass(pipe::createPipeVerifySchedule());
@@ -306,8 +313,21 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
       for (int64_t i = 0; i < elements; ++i)
         data[i] = normal(rng);
     }
-    inputs.push_back(storage[size_t(k)].data());
   }
+  // Every micro-batch of the run reads the same values, from copies of its
+  // own (as distinct micro-batches are distinct memory).
+  std::vector<std::vector<char>> copies(
+      size_t(flags.microbatches - 1) * storage.size());
+  for (int64_t m = 0; m < flags.microbatches; ++m)
+    for (size_t k = 0; k < storage.size(); ++k) {
+      if (m == 0) {
+        inputs.push_back(storage[k].data());
+        continue;
+      }
+      std::vector<char> &copy = copies[size_t(m - 1) * storage.size() + k];
+      copy = storage[k];
+      inputs.push_back(copy.data());
+    }
   for (pipe_rt_session *s : sessions)
     pipe_rt_session_set_lr(s, 0.0f); // the weights stay as they are
   int scheduleIndex = pipe_rt_session_find_schedule(session, nullptr);
@@ -613,6 +633,7 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
       {"repeats", flags.repeats},
       {"warmup", flags.warmup},
       {"co_runners", flags.coRunners},
+      {"microbatches", flags.microbatches},
       {"blocks", std::move(entries)},
       {"transfers",
        llvm::json::Object{{"link_bandwidth", machine.linkBandwidth},
