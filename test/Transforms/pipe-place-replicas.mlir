@@ -71,11 +71,11 @@
 // RUN: pipe-opt %S/Inputs/sched-model.mlir --pipe-place="devices=1 stages-per-device=0 replicas=2" "--pipe-schedule=kind=l2l microbatches=2" --pipe-verify-schedule -o %t.l2l.mlir
 // RUN: FileCheck %s --check-prefix=L2L < %t.l2l.mlir
 // L2L: pipe.placement @model_placement graph @model devices 1 {{.*}}replicas 2
-// L2L-NOT: reduce_grad
+// L2L-NOT: reduce_
 // L2L: = pipe.ps.push @[[S:[a-z0-9_]+]]
 // L2L-NEXT: pipe.ps.reduce @[[S]]
 // L2L-NEXT: = pipe.ps.update @[[S]]
-// L2L-NOT: reduce_grad
+// L2L-NOT: reduce_
 //
 // The verifier refuses an update of a replicated placement before the
 // replicas' gradients are summed, and the dialect a ps.reduce in a
