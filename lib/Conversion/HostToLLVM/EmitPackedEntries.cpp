@@ -32,12 +32,12 @@ struct EmitPackedEntriesPass
     MLIRContext *ctx = &getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     for (auto fn : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
-      auto entry = fn->getAttrOfType<StringAttr>("pipe.packed_entry");
+      auto entry = fn->getAttrOfType<StringAttr>(kPackedEntryAttr);
       if (!entry)
         continue;
       // The C interface wrapper inherits the marker; it is not an entry.
       if (fn.getName().starts_with("_mlir_ciface_")) {
-        fn->removeAttr("pipe.packed_entry");
+        fn->removeAttr(kPackedEntryAttr);
         continue;
       }
       std::string cifaceName = ("_mlir_ciface_" + fn.getName()).str();
@@ -74,7 +74,7 @@ struct EmitPackedEntriesPass
       }
       LLVM::CallOp::create(b, loc, ciface, args);
       LLVM::ReturnOp::create(b, loc, ValueRange{});
-      fn->removeAttr("pipe.packed_entry");
+      fn->removeAttr(kPackedEntryAttr);
     }
   }
 };

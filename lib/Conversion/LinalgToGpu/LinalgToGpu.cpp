@@ -215,7 +215,7 @@ struct LinalgToGpuPass
     }
     computeCode = *code;
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (fn.isExternal() || !fn->hasAttr("pipe.packed_entry"))
+      if (fn.isExternal() || !fn->hasAttr(kPackedEntryAttr))
         continue;
       if (failed(lowerFunction(fn)))
         return signalPassFailure();

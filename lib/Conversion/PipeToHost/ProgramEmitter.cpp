@@ -405,7 +405,7 @@ void host_lowering::convertBlock(BlockOp block) {
     func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     BoolAttr::get(ctx, false));
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  func->setAttr("pipe.packed_entry",
+  func->setAttr(kPackedEntryAttr,
                 StringAttr::get(ctx, ManifestBuilder::symbolOf(block)));
   block.erase();
 }

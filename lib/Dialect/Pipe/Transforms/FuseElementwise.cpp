@@ -138,7 +138,7 @@ struct FuseElementwisePass
     FrozenRewritePatternSet frozen(std::move(patterns));
 
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal() || !fn->hasAttr("pipe.packed_entry"))
+      if (fn.isExternal() || !fn->hasAttr(kPackedEntryAttr))
         continue;
       if (failed(fuseIn(fn, frozen)))
         return signalPassFailure();

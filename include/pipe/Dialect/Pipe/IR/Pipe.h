@@ -29,6 +29,10 @@ FailureOr<uint64_t> parseCount(AsmParser &parser);
 /// prefix, so that no block (`exp`, `log` at op granularity) defines a C
 /// library symbol (docs/host-lowering.md).
 inline constexpr llvm::StringLiteral kBlockFunctionPrefix = "pipe_block_";
+/// On such a func.func: the symbol of the packed C entry point the runtime
+/// calls it through (`--pipe-emit-packed-entries` writes the entry and
+/// drops the attribute).
+inline constexpr llvm::StringLiteral kPackedEntryAttr = "pipe.packed_entry";
 } // namespace mlir::pipe
 
 #define GET_ATTRDEF_CLASSES
