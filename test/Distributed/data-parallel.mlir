@@ -68,6 +68,10 @@
 // RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/dp-small.jsonl %t/dp.st %t/dp-small.st | FileCheck %s --check-prefix=BITS
 // RUN: %mpirun -np 4 pipe-runner %t/dp-blocking.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp-blocking.jsonl --save-weights %t/dp-blocking.st
 // RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/dp-blocking.jsonl %t/dp.st %t/dp-blocking.st | FileCheck %s --check-prefix=BITS
+// Two device threads of one rank exchange their buckets at once
+// (--devices-per-rank 2: each rank runs one replica's two devices).
+// RUN: %mpirun -np 2 pipe-runner %t/dp-small.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --data-parallel 2 --devices-per-rank 2 --log-json %t/dp-small-2.jsonl --save-weights %t/dp-small-2.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/dp-small-2.jsonl %t/dp.st %t/dp-small-2.st | FileCheck %s --check-prefix=BITS
 // RUN: pipe-runner %t/dp-small.so --weights %t/w0 --data %t/data.safetensors --steps 5 --optimizer sgd --lr 0.1 --log-json %t/inproc-small.jsonl --save-weights %t/inproc-small.st
 // RUN: %python %S/Inputs/same-run.py %t/dp.jsonl %t/inproc-small.jsonl %t/dp.st %t/inproc-small.st | FileCheck %s --check-prefix=BITS
 // IR:    pipe.device 0 {
