@@ -410,8 +410,16 @@ double PartitionProblem::getBackwardSeconds(unsigned node,
   const BlockNode &n = graph->getNode(node);
   if (n.backwardSeconds > 0)
     return n.backwardSeconds;
-  return getBackwardInputSeconds(node, device) +
-         getBackwardWeightSeconds(node, device);
+  if (n.backwardInputSeconds > 0 || n.backwardWeightSeconds > 0)
+    return getBackwardInputSeconds(node, device) +
+           getBackwardWeightSeconds(node, device);
+  // Analytic: one pass over the block's bytes doing both parts' FLOPs (run
+  // apart, each part pays the bytes).
+  double flops = n.backwardInputFlops + n.backwardWeightFlops;
+  const DeviceInfo &d = cluster.devices[device];
+  return flops > 0 ? getAnalyticPartTime(flops, n.bytesAccessed,
+                                         d.flopsPerSecond, d.memoryBandwidth)
+                   : 0.0;
 }
 
 /// The measured part, else the share of a measured backward, else the

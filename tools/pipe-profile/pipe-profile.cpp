@@ -646,7 +646,10 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
 }
 
 /// The forward and backward parts that ran, as --fit-device-model fits
-/// them (a backward part's bytes taken as the forward's).
+/// them (a backward's bytes taken as the forward's): the fused backward,
+/// which every schedule but the zero-bubble ones runs, where it ran, else
+/// the split parts (run apart they cost more: each pays the bytes and its
+/// own overhead).
 std::vector<pipe::MeasuredPart>
 getMeasuredParts(const std::vector<BlockInfo> &blocks) {
   std::vector<pipe::MeasuredPart> parts;
@@ -654,10 +657,15 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
     if (b.instances.empty())
       continue;
     double bytes = double(b.cost.bytesRead + b.cost.bytesWritten);
-    for (auto [flops, part] :
-         {std::pair<uint64_t, const char *>{b.cost.forwardFlops, "forward"},
-          {b.cost.backwardInputFlops, "backward.input"},
-          {b.cost.backwardWeightFlops, "backward.weight"}})
+    uint64_t fused = b.cost.backwardInputFlops + b.cost.backwardWeightFlops;
+    std::vector<std::pair<uint64_t, const char *>> ran = {
+        {b.cost.forwardFlops, "forward"}};
+    if (partMs(b, "backward") > 0)
+      ran.push_back({fused, "backward"});
+    else
+      ran.insert(ran.end(), {{b.cost.backwardInputFlops, "backward.input"},
+                             {b.cost.backwardWeightFlops, "backward.weight"}});
+    for (auto [flops, part] : ran)
       if (flops > 0)
         parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3});
   }

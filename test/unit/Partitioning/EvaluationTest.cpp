@@ -506,6 +506,12 @@ TEST(Evaluation, NodeTimesFromMeasuredPartsAndBytes) {
   EXPECT_DOUBLE_EQ(problem.getForwardSeconds(0, 0), 2e-3);
   EXPECT_DOUBLE_EQ(problem.getBackwardInputSeconds(0, 0), 2e-3);
   EXPECT_DOUBLE_EQ(problem.getBackwardWeightSeconds(0, 0), 2e-3);
+  // The fused backward passes over the bytes once for both parts' FLOPs.
+  EXPECT_DOUBLE_EQ(problem.getBackwardSeconds(0, 0), 3e-3);
+  // Measured split parts and no fused time: their sum.
+  withBytes.getNode(0).backwardInputSeconds = 1.5e-3;
+  withBytes.getNode(0).backwardWeightSeconds = 2.5e-3;
+  EXPECT_DOUBLE_EQ(problem.getBackwardSeconds(0, 0), 4e-3);
   // A measured fused backward, and split parts measured apart from it.
   BlockGraph measured = makeChain(2);
   measured.getNode(0).backwardSeconds = 3e-3;

@@ -160,7 +160,9 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
     double bi = cost.getBackwardInputFlops(),
            bw = cost.getBackwardWeightFlops();
     double input, weight;
-    if (cost.getBackwardInputTimeNs() || cost.getBackwardWeightTimeNs()) {
+    bool splitMeasured =
+        cost.getBackwardInputTimeNs() || cost.getBackwardWeightTimeNs();
+    if (splitMeasured) {
       input = cost.getBackwardInputTimeNs() * 1e-9;
       weight = cost.getBackwardWeightTimeNs() * 1e-9;
     } else if (cost.getBackwardTimeNs()) {
@@ -174,9 +176,13 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
     }
     stage.backwardInputTime += input;
     stage.backwardWeightTime += weight;
+    // Analytic, the fused backward makes one pass over the bytes for both
+    // parts' FLOPs (run apart, each part pays them).
     fusedBackward[s] += cost.getBackwardTimeNs()
                             ? cost.getBackwardTimeNs() * 1e-9
-                            : input + weight;
+                        : splitMeasured ? input + weight
+                        : bi + bw > 0   ? device.getComputeTime(bi + bw, bytes)
+                                        : 0.0;
     stage.savedBytes += cost.getSavedBytes();
     stage.updateTime += cost.getUpdateTimeNs() * 1e-9;
     stageCosts[s].push_back(cost);
