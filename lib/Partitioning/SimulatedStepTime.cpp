@@ -67,7 +67,7 @@ Pipeline mlir::pipe::partitioning::buildPipeline(
 std::optional<double> mlir::pipe::partitioning::simulateStepTime(
     const PartitionProblem &problem, const Partition &partition,
     const Evaluation &evaluation, const MachineModel &machine, StringRef kind,
-    unsigned steps, unsigned replicas) {
+    unsigned steps, unsigned replicas, uint64_t reduceBucketBytes) {
   Pipeline pipeline = buildPipeline(problem, partition, evaluation, replicas);
   auto ignore = [](const llvm::Twine &) {};
   ScheduleOptions options;
@@ -75,6 +75,7 @@ std::optional<double> mlir::pipe::partitioning::simulateStepTime(
   options.steps = steps;
   options.stashWeights = problem.schedule.weightStashing;
   options.recompute = problem.schedule.recompute;
+  options.reduceBucketBytes = reduceBucketBytes;
   FailureOr<Schedule> schedule =
       generateSchedule(kind, pipeline, options, ignore);
   if (failed(schedule))

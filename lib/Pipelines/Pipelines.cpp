@@ -146,6 +146,7 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
     partition.algorithm = options.partitioner;
     partition.devices = options.devices;
     partition.replicas = options.replicas;
+    partition.reduceBucketBytes = options.reduceBucketBytes;
     partition.schedule = options.schedule;
     partition.microbatches = options.microbatches;
     partition.recompute = options.recompute;

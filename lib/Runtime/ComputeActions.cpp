@@ -709,11 +709,6 @@ int sumOverLocalReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
-/// Data parallelism: the device's gradient of `param` in `step` becomes the
-/// sum of every replica's, added in replica order (the same total on every
-/// replica). Nothing to do with one replica, or where the step left the
-/// param without a gradient (then on every replica alike: they run one
-/// program).
 /// Makes the sum over the ranks' replicas, in replica order, of `grad`
 /// (this replica's) and the others' copies (`theirs(q)`: replica q's
 /// bytes) the device's gradient of `param` at `step`.
@@ -740,6 +735,11 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
+/// Data parallelism: the device's gradient of `param` in `step` becomes the
+/// sum of every replica's, added in replica order (the same total on every
+/// replica). Nothing to do with one replica, or where the step left the
+/// param without a gradient (then on every replica alike: they run one
+/// program).
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
@@ -1178,6 +1178,15 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
     ids.push_back(p);
   }
   what = describeBucket(ctx, ids, step);
+  ctx->comm.bucket.params = ids;
+  ctx->comm.bucket.step = step;
+  // In-process replicas meet at the wait and read the gradients there: the
+  // buffer only names the bucket.
+  if (run.localReplicas > 1) {
+    ctx->comm.bucket.packed = std::make_shared<std::vector<unsigned char>>(1);
+    *buffer = ctx->comm.bucket.packed->data();
+    return PIPE_RT_OK;
+  }
   uint64_t bytes = 0;
   for (int p : ids)
     bytes += m.types[m.params[p].type].bytes();
@@ -1205,8 +1214,6 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
     }
     offset += t.bytes();
   }
-  ctx->comm.bucket.params = std::move(ids);
-  ctx->comm.bucket.step = step;
   ctx->comm.bucket.packed = packed;
   *buffer = packed->data();
   return PIPE_RT_OK;

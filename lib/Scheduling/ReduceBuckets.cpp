@@ -86,7 +86,9 @@ Schedule mlir::pipe::bucketGradientReductions(const Pipeline &pipeline,
     std::map<size_t, SmallVector<int>> waitBefore;
     for (auto &[key, reductions] : groups) {
       int ready = key.first;
-      size_t start = reductions.front();
+      // Without a writer before them (not in a valid schedule), where their
+      // run of reductions starts, so that no wait precedes its start.
+      size_t start = runStart[reductions.front()];
       if (ready >= 0) {
         start = ready + 1;
         while (start < actions.size() &&

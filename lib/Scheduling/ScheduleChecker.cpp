@@ -113,6 +113,11 @@ private:
   std::map<int, std::pair<int, unsigned>> unwaitedHostUpdate;
   std::map<std::pair<unsigned, int>, std::set<WorkKey>> unusedReleases;
   std::set<std::tuple<unsigned, int, unsigned>> reduced;
+  /// (device, param, step) of every reduction issued (reduce_grad or a
+  /// bucket's start): a second would sum the gradient again.
+  std::set<std::tuple<unsigned, int, unsigned>> reductionIssued;
+  /// Reports a reduction of `param` in `step` issued before on `d`.
+  void reducedOnce(unsigned d, int index, int param, unsigned step);
   std::map<std::pair<int, unsigned>, std::set<unsigned>> reduceArrived;
   SmallVector<bool> memoryReported;
 };
@@ -327,6 +332,16 @@ bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {
   default:
     return true;
   }
+}
+
+void Checker::reducedOnce(unsigned d, int index, int param, unsigned step) {
+  if (param < 0 || param >= (int)pipeline.sharedParams.size())
+    return;
+  if (!reductionIssued.insert({d, param, step}).second)
+    report(d, index,
+           "reduces the gradient of @" + pipeline.sharedParams[param].name +
+               " a second time in step " + Twine(step) +
+               ", which would add it up again");
 }
 
 bool Checker::activationsPresent(unsigned d, int index,
@@ -631,6 +646,8 @@ void Checker::execute(unsigned d, int index) {
     unwaitedHostUpdate[a.stage] = {a.token, a.step};
     break;
   case ActionKind::ReduceBucket:
+    for (int p : a.params)
+      reducedOnce(d, index, p, a.step);
     if (pipeline.replicas <= 1)
       report(d, index,
              "sums gradients over the replicas, but the placement has one "
@@ -662,6 +679,7 @@ void Checker::execute(unsigned d, int index) {
     }
     break;
   case ActionKind::ReduceGrad:
+    reducedOnce(d, index, a.param, a.step);
     if (a.param >= 0 && a.param < (int)pipeline.sharedParams.size())
       for (unsigned st : pipeline.sharedParams[a.param].stages) {
         if (pipeline.stages[st].device != d)

@@ -343,9 +343,10 @@ struct PartitionProblem {
   /// measured, else getAnalyticPartTime at the device's rates.
   double getForwardSeconds(unsigned node, unsigned device) const;
   double getBackwardSeconds(unsigned node, unsigned device) const;
-  /// The input- and weight-gradient parts of getBackwardSeconds (by the
-  /// FLOP split when only a measured total is known; 0 without backward
-  /// FLOPs).
+  /// The input- and weight-gradient parts of a node's backward, run apart
+  /// (zero-bubble schedules): measured, else the FLOP split of a measured
+  /// total, else analytic with each part paying the bytes (so their sum
+  /// exceeds an analytic getBackwardSeconds); 0 without backward FLOPs.
   double getBackwardInputSeconds(unsigned node, unsigned device) const;
   double getBackwardWeightSeconds(unsigned node, unsigned device) const;
   /// Checks the graph is finalized, the cluster is valid and m >= 1.

@@ -25,12 +25,14 @@ Pipeline buildPipeline(const PartitionProblem &problem,
 /// (asynchronous kinds over `steps` overlapped steps) on `machine`, with the
 /// pipeline copied `replicas` times (replica r runs device d as machine
 /// device r * D + d) and the replicas' gradient all-reduces run as the
-/// schedule runs them: bucketed, overlapping the backward. nullopt when the
+/// schedule runs them: in buckets of `reduceBucketBytes`, overlapping the
+/// backward (ScheduleOptions::reduceBucketBytes). nullopt when the
 /// generator or the simulator refuses the pipeline.
 std::optional<double>
 simulateStepTime(const PartitionProblem &problem, const Partition &partition,
                  const Evaluation &evaluation, const MachineModel &machine,
-                 llvm::StringRef kind, unsigned steps, unsigned replicas = 1);
+                 llvm::StringRef kind, unsigned steps, unsigned replicas = 1,
+                 uint64_t reduceBucketBytes = uint64_t(25) << 20);
 
 /// A StepTimeFn that generates a `kind` schedule (a name registered with
 /// pipe/Scheduling: gpipe, 1f1b, pipedream-async, mixed, ...) for the

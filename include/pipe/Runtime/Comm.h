@@ -112,7 +112,8 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
 /// contributes zeros (and stays without one). Every param must be read only
 /// by stages on this device: the bucket is summed over the data-parallel
 /// replicas' copies of it. The buffer is the runtime's, valid until the
-/// all-reduce completes.
+/// all-reduce completes (with replicas in one process, which meet at the
+/// wait and read the gradients there, it only names the bucket).
 int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
                                    const int32_t *params, int32_t num_params,
                                    int32_t step, void **buffer);

@@ -1350,3 +1350,24 @@ pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
     pipe.wait %b
   }
 }
+
+// -----
+
+pipe.param @u frozen : tensor<4xf32>
+pipe.block @lin params(%w: tensor<4xf32>) (%x: tensor<4xf32>) -> tensor<4xf32> {
+  pipe.return %x : tensor<4xf32>
+}
+pipe.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pipe.run "a" @lin(%x) params [@u] : (tensor<4xf32>) -> tensor<4xf32>
+  pipe.return %0 : tensor<4xf32>
+}
+pipe.placement @p graph @g devices 1 replicas 2 {
+  pipe.stage @s0 device 0 blocks ["a"]
+}
+pipe.schedule @s placement @p kind "gpipe" microbatches 2 {
+  pipe.device 0 {
+    // expected-error @+1 {{'pipe.reduce_bucket' op lists @u, which is frozen: it has no gradient to reduce}}
+    %b = pipe.reduce_bucket [@u]
+    pipe.wait %b
+  }
+}

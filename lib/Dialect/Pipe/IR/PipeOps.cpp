@@ -688,10 +688,14 @@ LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
           return op->emitOpError("has an empty bucket");
         llvm::SmallDenseSet<StringAttr, 8> seen;
         for (auto ref : bucket.getParams().getAsRange<FlatSymbolRefAttr>()) {
-          if (!symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
-                                                            ref.getAttr()))
+          auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(
+              *this, ref.getAttr());
+          if (!param)
             return op->emitOpError("'")
                    << ref.getValue() << "' does not reference a pipe.param";
+          if (param.getFrozen())
+            return op->emitOpError("lists ")
+                   << ref << ", which is frozen: it has no gradient to reduce";
           if (!seen.insert(ref.getAttr()).second)
             return op->emitOpError("lists ")
                    << ref << " twice; a bucket holds each gradient once";

@@ -469,7 +469,8 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
                       *model, candidate.replicas * candidate.devices,
                       options.dtype)),
                   problem.schedule.getKind(),
-                  problem.schedule.isSynchronous() ? 1 : 4, candidate.replicas))
+                  problem.schedule.isSynchronous() ? 1 : 4, candidate.replicas,
+                  options.reduceBucketBytes))
             candidate.stepSeconds = *step;
         candidate.result = std::move(*result);
       });

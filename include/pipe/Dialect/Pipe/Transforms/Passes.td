@@ -707,6 +707,11 @@ def PipePartition : Pass<"pipe-partition", "ModuleOp"> {
            "of its own running `microbatches` per step; 0: choose the degree "
            "R with the best predicted step time (devices and microbatches "
            "are then the whole cluster's and step's, split R ways)">,
+    Option<"reduceBucketBytes", "reduce-bucket-bytes", "uint64_t",
+           /*default=*/"uint64_t(25) << 20",
+           "With replicas: the buckets of the simulated all-reduces "
+           "(pipe-schedule reduce-bucket-bytes; 0: one blocking reduction "
+           "per parameter at the end of the step)">,
     Option<"graphName", "graph", "std::string", /*default=*/"\"\"",
            "The pipe.graph to partition (default: the only one)">,
     Option<"placementName", "placement", "std::string",
