@@ -326,6 +326,7 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
             device_model: Optional[str] = None, stages_per_device: int = 1,
             recompute: bool = False, eval_schedule: bool = False,
             simulate: bool = True, data_parallel: int = 1,
+            reduce_bucket_bytes: int = 25 << 20,
             workdir: Optional[str] = None,
             timeout: float = 600) -> CompileResult:
     """Partitions and schedules `model` with pipe-opt, as pipe-train does.
@@ -347,6 +348,11 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     data_parallel: replicas of the placed pipeline (`replicas` on the
     placement), each training on its share of every step's micro-batches;
     with schedule "l2l", devices on one parameter server.
+    reduce_bucket_bytes: with data_parallel > 1, the replicas' gradients of
+    a device's own parameters are summed in all-reduces of at most this
+    many bytes, each started after the device's last backward writing it
+    (`pipe.reduce_bucket`); 0: one blocking `pipe.reduce_grad` per
+    parameter at the end of the step.
 
     Returns a `CompileResult`. Raises `ToolError` with pipe-opt's
     diagnostics if a pass fails (e.g. nothing fits in memory, an
@@ -355,13 +361,16 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
             data_parallel < 1:
         raise ValueError("devices, microbatches, stages_per_device and "
                          "data_parallel must be >= 1")
+    if reduce_bucket_bytes < 0:
+        raise ValueError("reduce_bucket_bytes must be >= 0")
     workdir = _workdir(workdir)
     source, exported = _model_source(model, workdir)
     options = dict(devices=devices, schedule=schedule,
                    microbatches=microbatches, partitioner=partitioner,
                    device_model=device_model,
                    stages_per_device=stages_per_device, recompute=recompute,
-                   data_parallel=data_parallel)
+                   data_parallel=data_parallel,
+                   reduce_bucket_bytes=reduce_bucket_bytes)
     scheduled = os.path.join(workdir, "scheduled.mlir")
     summary = os.path.join(workdir, "summary.txt")
     summary_json = os.path.join(workdir, "summary.json")
@@ -381,7 +390,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
         **{"stages-per-device": stages_per_device,
            "device-model": device_model,
            "partition-report": partition_json,
-           "partition-text-report": partition_text})]
+           "partition-text-report": partition_text,
+           "reduce-bucket-bytes": reduce_bucket_bytes})]
     trace = report = None
     if simulate:
         trace = os.path.join(workdir, "trace.json")
@@ -623,6 +633,7 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
           stages_per_device: Optional[int] = None,
           recompute: Optional[bool] = None,
           data_parallel: Optional[int] = None,
+          reduce_bucket_bytes: Optional[int] = None,
           trace: Union[bool, str] = False,
           module=None, init_weights: Optional[str] = None,
           lr_groups: Optional[Dict[str, float]] = None,
@@ -652,7 +663,9 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     expression, as --freeze) train at multiplier times the scheduled rate.
     data_parallel: replicas of the pipeline in this process, each on its
     share of every step's micro-batches (pipe-train's --data-parallel;
-    under "l2l", devices on one parameter server).
+    under "l2l", devices on one parameter server); reduce_bucket_bytes: the
+    replicas' gradient all-reduces' bucket size (pipe-train's
+    --reduce-bucket-bytes, `compile`'s).
     freeze: patterns of params that do not train (pipe-train's --freeze).
     loss: a model returning logits or activations trains on this loss of
     its result against the data's last input (pipe-train's --loss:
@@ -670,14 +683,16 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     workdir = _workdir(workdir)
     defaults = dict(devices=1, schedule="1f1b", microbatches=4,
                     partitioner=None, device_model=None, stages_per_device=1,
-                    recompute=False, data_parallel=1)
+                    recompute=False, data_parallel=1,
+                    reduce_bucket_bytes=25 << 20)
     if isinstance(model, CompileResult):
         defaults.update(model.options)
     given = dict(devices=devices, schedule=schedule,
                  microbatches=microbatches, partitioner=partitioner,
                  device_model=device_model,
                  stages_per_device=stages_per_device, recompute=recompute,
-                 data_parallel=data_parallel)
+                 data_parallel=data_parallel,
+                 reduce_bucket_bytes=reduce_bucket_bytes)
     settings = {k: (given[k] if given[k] is not None else defaults[k])
                 for k in defaults}
     if steps < 1:
@@ -733,7 +748,9 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     if settings["recompute"]:
         args.append("--recompute")
     if settings["data_parallel"] != 1:
-        args += ["--data-parallel", str(settings["data_parallel"])]
+        args += ["--data-parallel", str(settings["data_parallel"]),
+                 "--reduce-bucket-bytes",
+                 str(settings["reduce_bucket_bytes"])]
     if nesterov:
         args.append("--nesterov")
     if weight_decay is None:

@@ -154,6 +154,9 @@ def test_train_data_parallel(gpt, tmp_path):
                                simulate=False,
                                workdir=str(tmp_path / schedule))
         assert compiled.options["data_parallel"] == 2
+        scheduled = open(compiled.scheduled_path).read()
+        # Device gradients go in buckets (l2l's are summed on the host).
+        assert ("pipe.reduce_bucket" in scheduled) == (schedule == "1f1b")
         common = dict(data=(idx, tgt), steps=3, optimizer="sgd", lr=0.1,
                       opt_level=0)
         two = api.train(compiled, workdir=str(tmp_path / "two"), **common)
@@ -162,6 +165,20 @@ def test_train_data_parallel(gpt, tmp_path):
                         microbatches=4, workdir=str(tmp_path / "one"),
                         **common)
         assert two.losses == pytest.approx(one.losses, rel=1e-5, abs=1e-7)
+
+
+@needs_opt
+def test_compile_reduce_bucket_bytes(gpt, tmp_path):
+    """reduce_bucket_bytes=0: one blocking reduce_grad per parameter."""
+    compiled = api.compile(gpt[1], devices=2, microbatches=2,
+                           data_parallel=2, reduce_bucket_bytes=0,
+                           simulate=False, workdir=str(tmp_path))
+    assert compiled.options["reduce_bucket_bytes"] == 0
+    scheduled = open(compiled.scheduled_path).read()
+    assert "pipe.reduce_bucket" not in scheduled
+    assert "pipe.reduce_grad" in scheduled
+    with pytest.raises(ValueError, match="reduce_bucket_bytes"):
+        api.compile(gpt[1], reduce_bucket_bytes=-1, workdir=str(tmp_path))
 
 
 @needs_opt
