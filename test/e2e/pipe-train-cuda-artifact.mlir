@@ -18,6 +18,13 @@
 // runtime's entry point for the GPU too.
 // RUN: pipe-train --schedule l2l --data-parallel 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/dp --compile-only -O 0 --steps 3 > /dev/null
 // RUN: llvm-nm %t/dp/program.o | FileCheck %s --check-prefix=NM-DP
+//
+// Two data-parallel replicas of a 2-device pipeline sum their gradients
+// with the bucketed all-reduce of the transport ABI.
+// RUN: pipe-train --data-parallel 2 --devices 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/buckets --compile-only -O 0 --steps 3 > /dev/null
+// RUN: llvm-nm %t/buckets/program.o | FileCheck %s --check-prefix=NM-BUCKETS
+// NM-BUCKETS-DAG: U pipe_rt_comm_allreduce_start
+// NM-BUCKETS-DAG: U pipe_rt_comm_bucket_buffer
 
 // CHECK: == CUDA artifact in {{.*}}case: program.o/.so (sm_90, GEMMs f32), cpu.so (reference), weights.safetensors, args
 
