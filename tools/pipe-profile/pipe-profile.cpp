@@ -84,8 +84,7 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
 struct Flags : pipe::ModelIngestFlags {
   std::string model, preset = "tiny-gpt", granularity = "layer";
   std::string output = "-", fitDeviceModel;
-  int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1,
-          microbatches = 1;
+  int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1, microbatches = 1;
 };
 
 int fail(const llvm::Twine &message, int code = 1) {
@@ -316,8 +315,8 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   }
   // Every micro-batch of the run reads the same values, from copies of its
   // own (as distinct micro-batches are distinct memory).
-  std::vector<std::vector<char>> copies(
-      size_t(flags.microbatches - 1) * storage.size());
+  std::vector<std::vector<char>> copies(size_t(flags.microbatches - 1) *
+                                        storage.size());
   for (int64_t m = 0; m < flags.microbatches; ++m)
     for (size_t k = 0; k < storage.size(); ++k) {
       if (m == 0) {
