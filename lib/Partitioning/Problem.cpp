@@ -404,53 +404,28 @@ double PartitionProblem::getForwardSeconds(unsigned node,
                              d.memoryBandwidth);
 }
 
-double PartitionProblem::getBackwardSeconds(unsigned node,
-                                            unsigned device) const {
-  // The fused backward, where it was measured apart from the split parts.
-  const BlockNode &n = graph->getNode(node);
-  if (n.backwardSeconds > 0)
-    return n.backwardSeconds;
-  if (n.backwardInputSeconds > 0 || n.backwardWeightSeconds > 0)
-    return getBackwardInputSeconds(node, device) +
-           getBackwardWeightSeconds(node, device);
-  // Analytic: one pass over the block's bytes doing both parts' FLOPs (run
-  // apart, each part pays the bytes).
-  double flops = n.backwardInputFlops + n.backwardWeightFlops;
-  const DeviceInfo &d = cluster.devices[device];
-  return flops > 0 ? getAnalyticPartTime(flops, n.bytesAccessed,
-                                         d.flopsPerSecond, d.memoryBandwidth)
-                   : 0.0;
+/// The node's backward times on `device` (getBackwardTimes).
+static BackwardTimes backwardTimes(const BlockNode &n,
+                                   const DeviceInfo &device) {
+  return getBackwardTimes(n.backwardSeconds, n.backwardInputSeconds,
+                          n.backwardWeightSeconds, n.backwardInputFlops,
+                          n.backwardWeightFlops, n.bytesAccessed,
+                          device.flopsPerSecond, device.memoryBandwidth);
 }
 
-/// The measured part, else the share of a measured backward, else the
-/// analytic time of the part doing `partFlops` of a node's backward (a
-/// measured backward without FLOPs counts as its input part).
-static double backwardPartSeconds(const BlockNode &n, const DeviceInfo &device,
-                                  double partFlops, bool input) {
-  if (n.backwardInputSeconds > 0 || n.backwardWeightSeconds > 0)
-    return input ? n.backwardInputSeconds : n.backwardWeightSeconds;
-  double flops = n.backwardInputFlops + n.backwardWeightFlops;
-  if (n.backwardSeconds > 0)
-    return flops > 0 ? n.backwardSeconds * partFlops / flops
-                     : (input ? n.backwardSeconds : 0.0);
-  return partFlops > 0 ? getAnalyticPartTime(partFlops, n.bytesAccessed,
-                                             device.flopsPerSecond,
-                                             device.memoryBandwidth)
-                       : 0.0;
+double PartitionProblem::getBackwardSeconds(unsigned node,
+                                            unsigned device) const {
+  return backwardTimes(graph->getNode(node), cluster.devices[device]).fused;
 }
 
 double PartitionProblem::getBackwardInputSeconds(unsigned node,
                                                  unsigned device) const {
-  const BlockNode &n = graph->getNode(node);
-  return backwardPartSeconds(n, cluster.devices[device], n.backwardInputFlops,
-                             /*input=*/true);
+  return backwardTimes(graph->getNode(node), cluster.devices[device]).input;
 }
 
 double PartitionProblem::getBackwardWeightSeconds(unsigned node,
                                                   unsigned device) const {
-  const BlockNode &n = graph->getNode(node);
-  return backwardPartSeconds(n, cluster.devices[device], n.backwardWeightFlops,
-                             /*input=*/false);
+  return backwardTimes(graph->getNode(node), cluster.devices[device]).weight;
 }
 
 llvm::Error PartitionProblem::verify() const {

@@ -43,6 +43,47 @@ inline double getAnalyticPartTime(double flops, double bytes,
          (bytesPerSecond > 0 ? bytes / bytesPerSecond : 0.0);
 }
 
+/// A block's backward: fused, and its input- and weight-gradient parts run
+/// apart (zero-bubble schedules).
+struct BackwardTimes {
+  double fused = 0, input = 0, weight = 0;
+};
+
+/// A block's backward times from what was measured (seconds; 0: not
+/// measured) and, for the rest, its parts' FLOPs and the forward's bytes at
+/// the given rates. Split parts measured apart are taken as they are (the
+/// fused time, unless measured, is their sum); a measured fused time alone
+/// is split by the parts' FLOPs (all of it to the input part without
+/// FLOPs); analytic, the fused backward passes over the bytes once for
+/// both parts' FLOPs and each part run apart pays them. A part without
+/// FLOPs takes no time. The simulator and the partitioners both use it.
+inline BackwardTimes
+getBackwardTimes(double measuredFused, double measuredInput,
+                 double measuredWeight, double inputFlops, double weightFlops,
+                 double bytes, double flopsPerSecond, double bytesPerSecond) {
+  BackwardTimes t;
+  double flops = inputFlops + weightFlops;
+  if (measuredInput > 0 || measuredWeight > 0) {
+    t.input = measuredInput;
+    t.weight = measuredWeight;
+  } else if (measuredFused > 0) {
+    t.input = flops > 0 ? measuredFused * inputFlops / flops : measuredFused;
+    t.weight = flops > 0 ? measuredFused * weightFlops / flops : 0.0;
+  } else {
+    auto analytic = [&](double partFlops) {
+      return partFlops > 0 ? getAnalyticPartTime(partFlops, bytes,
+                                                 flopsPerSecond, bytesPerSecond)
+                           : 0.0;
+    };
+    t.input = analytic(inputFlops);
+    t.weight = analytic(weightFlops);
+    t.fused = analytic(flops);
+    return t;
+  }
+  t.fused = measuredFused > 0 ? measuredFused : t.input + t.weight;
+  return t;
+}
+
 /// Receives one error message from a scheduling algorithm. The caller turns
 /// it into a diagnostic on the op it is working on.
 using ScheduleDiagFn = llvm::function_ref<void(const llvm::Twine &)>;

@@ -150,39 +150,21 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       fusedBackward[s] += 2 * kDefaultBlockTime;
       continue;
     }
-    // Analytic parts: FLOPs and the forward's bytes at the device's rates
-    // (a backward part that does no work takes no time).
+    // Measured times where the profile gave them, else FLOPs and the
+    // forward's bytes at the device's rates.
     double bytes = cost.getBytesAccessed();
     stage.forwardTime +=
         cost.getForwardTimeNs()
             ? cost.getForwardTimeNs() * 1e-9
             : device.getComputeTime(cost.getForwardFlops(), bytes);
-    double bi = cost.getBackwardInputFlops(),
-           bw = cost.getBackwardWeightFlops();
-    double input, weight;
-    bool splitMeasured =
-        cost.getBackwardInputTimeNs() || cost.getBackwardWeightTimeNs();
-    if (splitMeasured) {
-      input = cost.getBackwardInputTimeNs() * 1e-9;
-      weight = cost.getBackwardWeightTimeNs() * 1e-9;
-    } else if (cost.getBackwardTimeNs()) {
-      double total = cost.getBackwardTimeNs() * 1e-9;
-      double share = bi + bw > 0 ? bi / (bi + bw) : 0.5;
-      input = total * share;
-      weight = total * (1 - share);
-    } else {
-      input = bi > 0 ? device.getComputeTime(bi, bytes) : 0;
-      weight = bw > 0 ? device.getComputeTime(bw, bytes) : 0;
-    }
-    stage.backwardInputTime += input;
-    stage.backwardWeightTime += weight;
-    // Analytic, the fused backward makes one pass over the bytes for both
-    // parts' FLOPs (run apart, each part pays them).
-    fusedBackward[s] += cost.getBackwardTimeNs()
-                            ? cost.getBackwardTimeNs() * 1e-9
-                        : splitMeasured ? input + weight
-                        : bi + bw > 0   ? device.getComputeTime(bi + bw, bytes)
-                                        : 0.0;
+    BackwardTimes backward = getBackwardTimes(
+        cost.getBackwardTimeNs() * 1e-9, cost.getBackwardInputTimeNs() * 1e-9,
+        cost.getBackwardWeightTimeNs() * 1e-9, cost.getBackwardInputFlops(),
+        cost.getBackwardWeightFlops(), bytes, device.flops,
+        device.memoryBandwidth);
+    stage.backwardInputTime += backward.input;
+    stage.backwardWeightTime += backward.weight;
+    fusedBackward[s] += backward.fused;
     stage.savedBytes += cost.getSavedBytes();
     stage.updateTime += cost.getUpdateTimeNs() * 1e-9;
     stageCosts[s].push_back(cost);
