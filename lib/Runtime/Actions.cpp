@@ -14,6 +14,13 @@ int pipe_rt::fail(pipe_rt_device_ctx *ctx, int status, const std::string &msg) {
   return status;
 }
 
+BufferPtr pipe_rt::gradientOf(pipe_rt_device_ctx *ctx, int param, int step) {
+  DeviceState &ds = deviceOf(ctx);
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.grads.find({param, step});
+  return it == ds.grads.end() ? nullptr : it->second;
+}
+
 std::string pipe_rt::describe(pipe_rt_device_ctx *ctx, const char *action,
                               int stage, int mb, int step) {
   const Manifest &m = *ctx->run->m;

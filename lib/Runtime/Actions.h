@@ -22,6 +22,9 @@ inline DeviceState &deviceOf(pipe_rt_device_ctx *ctx) {
   return *ctx->run->devices[ctx->device];
 }
 
+/// The gradient of param `param` at `step` on `ctx`'s device (null: none).
+BufferPtr gradientOf(pipe_rt_device_ctx *ctx, int param, int step);
+
 inline const TypeInfo &valueType(const Manifest &m, int v) {
   return m.types[m.valueTypes[v]];
 }

@@ -743,14 +743,7 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
-  DeviceState &ds = deviceOf(ctx);
-  BufferPtr grad;
-  {
-    std::lock_guard<std::mutex> lock(ds.mu);
-    auto it = ds.grads.find({param, step});
-    if (it != ds.grads.end())
-      grad = it->second;
-  }
+  BufferPtr grad = gradientOf(ctx, param, step);
   if (run.localReplicas > 1)
     return sumOverLocalReplicas(ctx, param, step, t, what, grad);
   if (run.ranks.replicas == 1 || !grad)
@@ -846,7 +839,6 @@ int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
                        std::string &error) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  DeviceState &ds = deviceOf(ctx);
   double t0 = run.now();
   if (int st = finishExchange(run, x, error))
     return st;
@@ -855,13 +847,7 @@ int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
     const TypeInfo &t = m.types[m.params[p].type];
     uint64_t at = offset;
     offset += t.bytes();
-    BufferPtr grad;
-    {
-      std::lock_guard<std::mutex> lock(ds.mu);
-      auto it = ds.grads.find({p, step});
-      if (it != ds.grads.end())
-        grad = it->second;
-    }
+    BufferPtr grad = gradientOf(ctx, p, step);
     // No gradient here means none on any replica (the same program).
     if (!grad || !m.params[p].trainable)
       continue;
@@ -1054,14 +1040,8 @@ int32_t pipe_rt_comm_grad_buffer(pipe_rt_device_ctx *ctx, int32_t param,
   if (!run.holders[param].count(run.programDevice(ctx->device)))
     return fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                 what + ": the device does not hold the param");
-  DeviceState &ds = deviceOf(ctx);
-  void *grad = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(ds.mu);
-    auto it = ds.grads.find({param, step});
-    if (it != ds.grads.end())
-      grad = it->second->data;
-  }
+  BufferPtr gradient = gradientOf(ctx, param, step);
+  void *grad = gradient ? gradient->data : nullptr;
   ctx->comm.reduce = {param, step, grad};
   *buffer = grad;
   return PIPE_RT_OK;
@@ -1096,13 +1076,7 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
     return PIPE_RT_OK;
   const std::set<int> &participants = run.holders[param];
   DeviceState &ds = deviceOf(ctx);
-  BufferPtr mine;
-  {
-    std::lock_guard<std::mutex> lock(ds.mu);
-    auto it = ds.grads.find({param, step});
-    if (it != ds.grads.end())
-      mine = it->second;
-  }
+  BufferPtr mine = gradientOf(ctx, param, step);
   if (participants.size() == 1)
     return sumOverReplicas(ctx, param, step, t, what);
   double t0 = run.now();
@@ -1191,17 +1165,10 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
   for (int p : ids)
     bytes += m.types[m.params[p].type].bytes();
   auto packed = std::make_shared<std::vector<unsigned char>>(bytes, 0);
-  DeviceState &ds = deviceOf(ctx);
   uint64_t offset = 0;
   for (int p : ids) {
     const TypeInfo &t = m.types[m.params[p].type];
-    BufferPtr grad;
-    {
-      std::lock_guard<std::mutex> lock(ds.mu);
-      auto it = ds.grads.find({p, step});
-      if (it != ds.grads.end())
-        grad = it->second;
-    }
+    BufferPtr grad = gradientOf(ctx, p, step);
     if (grad) {
       std::vector<unsigned char> staging;
       std::string error;
