@@ -184,6 +184,16 @@ double MachineModel::getAllReduceTime(ArrayRef<unsigned> members,
   return slowest;
 }
 
+double MachineModel::getReplicaAllReduceTime(unsigned device,
+                                             unsigned devices,
+                                             unsigned replicas,
+                                             double bytes) const {
+  SmallVector<unsigned> ring;
+  for (unsigned r = 0; r < replicas; ++r)
+    ring.push_back(r * devices + device);
+  return getAllReduceTime(ring, bytes);
+}
+
 const MachineModel::Device &MachineModel::getDevice(unsigned index) const {
   static const Device unknown;
   if (index < devices.size())

@@ -377,10 +377,8 @@ void Simulator::process(unsigned d) {
     double duration = machine.getAllReduceTime(
         SmallVector<unsigned>(participants.begin(), participants.end()),
         param.bytes);
-    SmallVector<unsigned> replicaRing;
-    for (unsigned r = 0; r < pipeline.replicas; ++r)
-      replicaRing.push_back(r * pipeline.numDevices + d);
-    duration += machine.getAllReduceTime(replicaRing, param.bytes);
+    duration += machine.getReplicaAllReduceTime(d, pipeline.numDevices,
+                                                pipeline.replicas, param.bytes);
     // Every participant runs it at once; all of them advance here.
     for (unsigned other : participants) {
       DeviceState &os = devices[other];
@@ -401,11 +399,9 @@ void Simulator::process(unsigned d) {
     for (int p : a.params)
       if (p >= 0 && p < (int)pipeline.sharedParams.size())
         bytes += pipeline.sharedParams[p].bytes;
-    SmallVector<unsigned> replicaRing;
-    for (unsigned r = 0; r < pipeline.replicas; ++r)
-      replicaRing.push_back(r * pipeline.numDevices + d);
     double begin = std::max(start, state.collectiveFree);
-    double end = begin + machine.getAllReduceTime(replicaRing, bytes);
+    double end = begin + machine.getReplicaAllReduceTime(
+                             d, pipeline.numDevices, pipeline.replicas, bytes);
     state.collectiveFree = end;
     complete(end);
     if (state.collectiveTrack < 0)

@@ -229,6 +229,11 @@ struct MachineModel {
   /// A ring all-reduce of `bytes` over `members` (machine devices, in ring
   /// order): 2 (k - 1) / k of the bytes cross the slowest hop of the ring.
   double getAllReduceTime(ArrayRef<unsigned> members, double bytes) const;
+  /// getAllReduceTime over the `replicas` data-parallel copies of device
+  /// `device` of a `devices`-device pipeline (replica r runs it as machine
+  /// device r * devices + device).
+  double getReplicaAllReduceTime(unsigned device, unsigned devices,
+                                 unsigned replicas, double bytes) const;
 
   /// Infinite memory, free communication and free optimizer: what the
   /// closed forms of the schedules assume.

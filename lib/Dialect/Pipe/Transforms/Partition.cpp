@@ -74,13 +74,10 @@ double getReplicaAllReduceSeconds(const ClusterModel &model, unsigned replicas,
                                   unsigned devices, const Evaluation &eval) {
   MachineModel machine = MachineModel::fromCluster(model, replicas * devices);
   double slowest = 0;
-  for (unsigned d = 0; d < devices; ++d) {
-    SmallVector<unsigned> ring;
-    for (unsigned r = 0; r < replicas; ++r)
-      ring.push_back(r * devices + d);
-    slowest = std::max(slowest, machine.getAllReduceTime(
-                                    ring, double(eval.devices[d].paramBytes)));
-  }
+  for (unsigned d = 0; d < devices; ++d)
+    slowest = std::max(slowest, machine.getReplicaAllReduceTime(
+                                    d, devices, replicas,
+                                    double(eval.devices[d].paramBytes)));
   return slowest;
 }
 
