@@ -73,6 +73,15 @@ private:
   /// Parameter-server stages: a recompute or backward computes on the
   /// weight version its forward used.
   void sameLoadedVersion(unsigned d, int index, const ScheduleAction &action);
+  /// The first micro-batch of `step` whose (weight-)backward of `stage` has
+  /// not run yet, or -1 when every one has (the stage's gradients are
+  /// final).
+  int firstMissingBackward(int stage, unsigned step) const {
+    for (int m = 0; m < (int)schedule.microbatches; ++m)
+      if (!backwardWeightDone.count({stage, m, step}))
+        return m;
+    return -1;
+  }
   bool received(bool gradient, int src, int dst, int mb, unsigned step) {
     return recvWaited.count({gradient, src, dst, mb, step});
   }
@@ -585,14 +594,11 @@ void Checker::execute(unsigned d, int index) {
     break;
   case ActionKind::Push:
   case ActionKind::Update: {
-    for (int m = 0; m < (int)schedule.microbatches; ++m)
-      if (!backwardWeightDone.count({a.stage, m, a.step})) {
-        report(d, index,
-               (a.kind == ActionKind::Push ? "pushes the gradient of "
-                                           : "updates ") +
-                   s + " before the backward of micro-batch " + Twine(m));
-        break;
-      }
+    if (int m = firstMissingBackward(a.stage, a.step); m >= 0)
+      report(d, index,
+             (a.kind == ActionKind::Push ? "pushes the gradient of "
+                                         : "updates ") +
+                 s + " before the backward of micro-batch " + Twine(m));
     // Pushes of a shared parameter add up in the parameter server, which
     // is the reduction; the last ps.update of a stage reading it applies it.
     for (unsigned p : pipeline.getSharedParamsOf(a.stage))
@@ -667,14 +673,11 @@ void Checker::execute(unsigned d, int index) {
                      " reads it too (pipe.reduce_grad)");
           break;
         }
-        for (int m = 0; m < (int)schedule.microbatches; ++m)
-          if (!backwardWeightDone.count({(int)st, m, a.step})) {
-            report(d, index,
-                   "starts before the backward of " + stageName(st) +
-                       " for micro-batch " + Twine(m) +
-                       " writes the gradient of @" + param.name);
-            break;
-          }
+        if (int m = firstMissingBackward(st, a.step); m >= 0)
+          report(d, index,
+                 "starts before the backward of " + stageName(st) +
+                     " for micro-batch " + Twine(m) +
+                     " writes the gradient of @" + param.name);
       }
     }
     break;
@@ -684,13 +687,10 @@ void Checker::execute(unsigned d, int index) {
       for (unsigned st : pipeline.sharedParams[a.param].stages) {
         if (pipeline.stages[st].device != d)
           continue;
-        for (int m = 0; m < (int)schedule.microbatches; ++m)
-          if (!backwardWeightDone.count({(int)st, m, a.step})) {
-            report(d, index,
-                   "runs before the backward of " + stageName(st) +
-                       " for micro-batch " + Twine(m));
-            break;
-          }
+        if (int m = firstMissingBackward(st, a.step); m >= 0)
+          report(d, index,
+                 "runs before the backward of " + stageName(st) +
+                     " for micro-batch " + Twine(m));
       }
     reduced.insert({d, a.param, a.step});
     break;
