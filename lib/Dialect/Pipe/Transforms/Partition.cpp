@@ -67,12 +67,12 @@ struct ReplicaCandidate {
 
 /// The gradients' all-reduce over `replicas` copies of a pipeline on
 /// `devices` devices, as the simulator plays it: replica r runs pipeline
-/// device d as device r * devices + d of `model`, each device's parameter
+/// device d as device r * devices + d of `machine`, each device's parameter
 /// bytes go round the ring of its copies, and the devices reduce in
 /// parallel.
-double getReplicaAllReduceSeconds(const ClusterModel &model, unsigned replicas,
-                                  unsigned devices, const Evaluation &eval) {
-  MachineModel machine = MachineModel::fromCluster(model, replicas * devices);
+double getReplicaAllReduceSeconds(const MachineModel &machine,
+                                  unsigned replicas, unsigned devices,
+                                  const Evaluation &eval) {
   double slowest = 0;
   for (unsigned d = 0; d < devices; ++d)
     slowest = std::max(slowest, machine.getReplicaAllReduceTime(
@@ -453,18 +453,20 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
           candidate.failure = llvm::toString(result.takeError());
           return;
         }
-        candidate.allReduceSeconds = getReplicaAllReduceSeconds(
-            *model, candidate.replicas, candidate.devices, result->evaluation);
+        // Every replica's devices: replica r's device d is device
+        // r * devices + d of the model.
+        MachineModel replicated = buildMachineModel(buildClusterInfo(
+            *model, candidate.replicas * candidate.devices, options.dtype));
+        candidate.allReduceSeconds =
+            getReplicaAllReduceSeconds(replicated, candidate.replicas,
+                                       candidate.devices, result->evaluation);
         candidate.stepSeconds =
             result->evaluation.stepSeconds + candidate.allReduceSeconds;
         // Simulated step times play the replicated schedule itself: its
         // bucketed all-reduces overlap the backward where they can.
         if (problem.stepTime && candidate.replicas > 1)
           if (std::optional<double> step = simulateStepTime(
-                  problem, result->partition, result->evaluation,
-                  buildMachineModel(buildClusterInfo(
-                      *model, candidate.replicas * candidate.devices,
-                      options.dtype)),
+                  problem, result->partition, result->evaluation, replicated,
                   problem.schedule.getKind(),
                   problem.schedule.isSynchronous() ? 1 : 4, candidate.replicas,
                   options.reduceBucketBytes))
