@@ -127,9 +127,6 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
   llvm::MapVector<StringAttr, llvm::SetVector<unsigned>> readers;
   SmallVector<llvm::SetVector<Value>> graphInputs(numStages);
   SmallVector<SmallVector<CostAttr>> stageCosts(numStages);
-  // The fused backward of each stage: a block's split parts may have been
-  // measured apart from (and cost more than) it.
-  SmallVector<double> fusedBackward(numStages, 0);
   for (RunOp run : graph.getBody().getOps<RunOp>()) {
     unsigned s = stages.getStageOf(run);
     PipelineStage &stage = pipeline.stages[s];
@@ -147,7 +144,7 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
       stage.forwardTime += kDefaultBlockTime;
       stage.backwardInputTime += kDefaultBlockTime;
       stage.backwardWeightTime += kDefaultBlockTime;
-      fusedBackward[s] += 2 * kDefaultBlockTime;
+      stage.fusedBackwardTime += 2 * kDefaultBlockTime;
       continue;
     }
     // Measured times where the profile gave them, else FLOPs and the
@@ -164,15 +161,13 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
         device.memoryBandwidth);
     stage.backwardInputTime += backward.input;
     stage.backwardWeightTime += backward.weight;
-    fusedBackward[s] += backward.fused;
+    stage.fusedBackwardTime += backward.fused;
     stage.savedBytes += cost.getSavedBytes();
     stage.updateTime += cost.getUpdateTimeNs() * 1e-9;
     stageCosts[s].push_back(cost);
   }
-  for (unsigned s = 0; s < numStages; ++s) {
+  for (unsigned s = 0; s < numStages; ++s)
     setWorkingBytes(pipeline.stages[s], stageCosts[s]);
-    pipeline.stages[s].fusedBackwardTime = fusedBackward[s];
-  }
   for (unsigned s = 0; s < numStages; ++s)
     for (Value input : graphInputs[s])
       pipeline.stages[s].inputBytes += getTypeBytes(input.getType());
