@@ -315,18 +315,11 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   }
   // Every micro-batch of the run reads the same values, from copies of its
   // own (as distinct micro-batches are distinct memory).
-  std::vector<std::vector<char>> copies(size_t(flags.microbatches - 1) *
-                                        storage.size());
+  std::vector<std::vector<char>> copies;
+  copies.reserve(size_t(flags.microbatches) * storage.size());
   for (int64_t m = 0; m < flags.microbatches; ++m)
-    for (size_t k = 0; k < storage.size(); ++k) {
-      if (m == 0) {
-        inputs.push_back(storage[k].data());
-        continue;
-      }
-      std::vector<char> &copy = copies[size_t(m - 1) * storage.size() + k];
-      copy = storage[k];
-      inputs.push_back(copy.data());
-    }
+    for (const std::vector<char> &input : storage)
+      inputs.push_back(copies.emplace_back(input).data());
   for (pipe_rt_session *s : sessions)
     pipe_rt_session_set_lr(s, 0.0f); // the weights stay as they are
   int scheduleIndex = pipe_rt_session_find_schedule(session, nullptr);
@@ -400,15 +393,29 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   const llvm::json::Array *events =
       parsed->getAsObject() ? parsed->getAsObject()->getArray("traceEvents")
                             : nullptr;
-  // Every run records the same actions, one run after the other: the k-th
-  // share of the events in time order is run k's.
+  // Every compute action's time and working memory; and the span of every
+  // action, for the runs' overhead.
   std::vector<std::pair<double, double>> spans; // (start, end), microseconds
-  for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
-    if (const llvm::json::Object *e = event.getAsObject())
-      if (e->getString("ph") == StringRef("X")) {
-        double ts = e->getNumber("ts").value_or(0);
-        spans.push_back({ts, ts + e->getNumber("dur").value_or(0)});
-      }
+  for (const llvm::json::Value &event : events ? *events : llvm::json::Array()) {
+    const llvm::json::Object *e = event.getAsObject();
+    if (!e || e->getString("ph") != StringRef("X"))
+      continue;
+    double ts = e->getNumber("ts").value_or(0);
+    double dur = e->getNumber("dur").value_or(0);
+    spans.push_back({ts, ts + dur});
+    std::optional<StringRef> name = e->getString("name");
+    if (e->getString("cat") != StringRef("compute") || !name)
+      continue;
+    measured.durations[name->str()].push_back(dur / 1000.0);
+    const llvm::json::Object *args = e->getObject("args");
+    if (std::optional<int64_t> bytes =
+            args ? args->getInteger("working_bytes") : std::nullopt) {
+      int64_t &most = measured.working[name->str()];
+      most = std::max(most, *bytes);
+    }
+  }
+  // Every run records the same actions, one run after the other: the k-th
+  // share of the spans in time order is run k's.
   std::sort(spans.begin(), spans.end());
   size_t perRun = spans.size() / runWalls.size();
   for (size_t r = 0; perRun && r < runWalls.size(); ++r) {
@@ -418,19 +425,6 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
     measured.runOverheads.push_back(
         std::max(runWalls[r] - (last - first) * 1e-6, 0.0));
   }
-  for (const llvm::json::Value &event : events ? *events : llvm::json::Array())
-    if (const llvm::json::Object *e = event.getAsObject())
-      if (e->getString("cat") == StringRef("compute"))
-        if (auto name = e->getString("name")) {
-          measured.durations[name->str()].push_back(
-              e->getNumber("dur").value_or(0) / 1000.0);
-          const llvm::json::Object *args = e->getObject("args");
-          if (std::optional<int64_t> bytes =
-                  args ? args->getInteger("working_bytes") : std::nullopt) {
-            int64_t &most = measured.working[name->str()];
-            most = std::max(most, *bytes);
-          }
-        }
   return success();
 }
 
