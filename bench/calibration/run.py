@@ -104,15 +104,18 @@ def simulate(tool, scheduled, device_model, report, kind=None):
             [d["peak_memory_bytes"] for d in r["devices"]])
 
 
-def measure(tool, artifact, weights, data, steps, repeats, prefix):
+def measure(tool, artifact, weights, data, steps, repeats, prefix,
+            launcher=()):
     """The median over `repeats` runs of each run's median step time (ms),
-    and the highest device peaks."""
+    and the highest device peaks; with a `launcher` (mpirun), one rank per
+    device, rank 0's profile (which has every device's peak)."""
     times, peaks = [], None
     for r in range(repeats):
         profile = "%s.run%d.json" % (prefix, r)
-        run([tool("pipe-runner"), artifact, "--weights", weights, "--data",
-             data, "--steps", str(steps), "--profile-skip", "4", "--profile",
-             profile])
+        run(list(launcher) + [
+            tool("pipe-runner"), artifact, "--weights", weights, "--data",
+            data, "--steps", str(steps), "--profile-skip", "4", "--profile",
+            profile])
         with open(profile) as f:
             measured = json.load(f)
         times.append(measured["step_ms_median"])
@@ -136,20 +139,6 @@ def mpirun(ranks):
                        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     return [path, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
             "-x", "OPENBLAS_NUM_THREADS", "-x", "PIPE_INTRA_OP_THREADS"]
-
-
-def measure_ranks(tool, launcher, artifact, weights, data, steps, repeats,
-                  prefix):
-    """measure() with one MPI rank per device: rank 0's step times."""
-    times = []
-    for r in range(repeats):
-        profile = "%s.ranks.run%d.json" % (prefix, r)
-        run(launcher + [tool("pipe-runner"), artifact, "--weights", weights,
-                        "--data", data, "--steps", str(steps),
-                        "--profile-skip", "4", "--profile", profile])
-        with open(profile) as f:
-            times.append(json.load(f)["step_ms_median"])
-    return statistics.median(times)
 
 
 def error(predicted, measured):
@@ -304,9 +293,9 @@ def partitioners(args, tool, work, text, make_data):
                              if line.strip().startswith("pipe.stage @")]
             with open(base + ".table.json") as f:
                 blocks = sum(b["instances"] for b in json.load(f)["blocks"])
-            ranks = (measure_ranks(tool, launcher, row + ".so",
-                                   row + ".safetensors", data, args.steps,
-                                   args.repeats, row)
+            ranks = (measure(tool, row + ".so", row + ".safetensors", data,
+                             args.steps, args.repeats, row + ".ranks",
+                             launcher)[0]
                      if launcher else float("nan"))
             results[algorithm] = (predicted, measured, ranks)
             print("| %s | op (%d) | %s | %s | %.2f | %.2f | %s | %.2f | %s |"
