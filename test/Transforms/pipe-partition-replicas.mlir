@@ -21,6 +21,14 @@
 // A fixed degree is partitioned as given, its all-reduce reported.
 // RUN: pipe-opt %s --pipe-partition="algorithm=seq devices=2 replicas=2 microbatches=2 schedule=1f1b device-model=%S/Inputs/two-hosts.json text-report=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
 //
+// The replicated schedule is simulated with the run's buckets: with 10 ms
+// per message between the hosts, one bucket of a device's two weights
+// pays it once, two blocking reductions (reduce-bucket-bytes=0) twice.
+// RUN: pipe-opt %s --pipe-partition="algorithm=seq devices=2 replicas=2 microbatches=2 schedule=1f1b device-model=%S/Inputs/two-hosts-latency.json text-report=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUCKETS
+// RUN: pipe-opt %s --pipe-partition="algorithm=seq devices=2 replicas=2 microbatches=2 schedule=1f1b device-model=%S/Inputs/two-hosts-latency.json reduce-bucket-bytes=0 text-report=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BLOCKING
+// BUCKETS: gradient all-reduce {{.*}}; step time 105.953 ms
+// BLOCKING: gradient all-reduce {{.*}}; step time 115.953 ms
+//
 // Memory decides too: with 27 MB per device only plans that split the
 // 16 MiB of weights (and their AdamW state) over 4 devices fit.
 // RUN: pipe-opt %s --pipe-partition="algorithm=seq devices=4 replicas=0 microbatches=4 schedule=1f1b memory-gib=0.025 device-model=%S/Inputs/two-fast-hosts.json text-report=-" 2>&1 | FileCheck %s --check-prefix=MEMORY

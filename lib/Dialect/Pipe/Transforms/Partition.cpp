@@ -573,6 +573,7 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     options.simulate = simulate;
     options.stagesPerDevice = stagesPerDevice;
     options.replicas = replicas;
+    options.reduceBucketBytes = reduceBucketBytes;
     options.graphName = graphName;
     options.placementName = placementName;
     options.report = report;
