@@ -131,8 +131,14 @@ public:
   /// Whether the memory lives in the arenas of `devs` (then they get the
   /// capacities); else `capacities` are passed to createMemory.
   virtual bool usesArenas() const = 0;
+  /// `hostSlots[d]` is device d's place among the devices the processes of
+  /// this host run (a GPU backend gives device d the GPU of that place), or
+  /// -1 when another process runs it (it never gets memory there); empty:
+  /// this process runs every device, device d in place d.
   virtual int createMemory(pipe_rt_devices *devs, int numDevices,
-                           const uint64_t *capacities, double watchdogSeconds,
+                           const uint64_t *capacities,
+                           const std::vector<int> &hostSlots,
+                           double watchdogSeconds,
                            std::unique_ptr<DeviceMemory> &out,
                            std::string &error) = 0;
 };

@@ -649,7 +649,9 @@ int receivedBuffer(pipe_rt_device_ctx *ctx, const TypeInfo &t,
   if (int st = ctx->run->memory.alloc(ctx->device, t.bytes(), what.c_str(), out,
                                       error))
     return fail(ctx, st, what + ": " + error);
-  std::memcpy(out->data, received, t.bytes());
+  if (int st = ctx->run->memory.hostWrite(Lane::Compute, *out, received,
+                                          t.bytes(), error))
+    return fail(ctx, st, what + ": " + error);
   return PIPE_RT_OK;
 }
 
@@ -751,7 +753,13 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   std::map<int, std::vector<unsigned char>> theirs;
   std::string error;
   double t0 = run.now();
-  if (int st = exchangeWithReplicas(run, ctx->device, param, step, grad->data,
+  std::vector<unsigned char> staging;
+  int st;
+  const unsigned char *mine =
+      run.memory.hostView(Lane::Compute, *grad, staging, error, st);
+  if (st != PIPE_RT_OK)
+    return fail(ctx, st, what + ": " + error);
+  if (int st = exchangeWithReplicas(run, ctx->device, param, step, mine,
                                     t.bytes(), theirs, error))
     return fail(ctx, st, what + ": " + error);
   if (int st = storeReplicaSum(ctx, param, step, t, what, grad,
@@ -1081,9 +1089,19 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
     return sumOverReplicas(ctx, param, step, t, what);
   double t0 = run.now();
   std::map<int, std::vector<unsigned char>> remote;
+  // What remote participants get: the gradient's bytes in host memory.
+  std::vector<unsigned char> staging;
+  const unsigned char *mineOnHost = nullptr;
+  if (mine && run.ranks.transport) {
+    std::string error;
+    int st;
+    mineOnHost = run.memory.hostView(Lane::Compute, *mine, staging, error, st);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+  }
   int st = rendezvous(
-      ctx, {param, step}, participants, mine ? mine->data : nullptr, t.bytes(),
-      remote, [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = mine; },
+      ctx, {param, step}, participants, mineOnHost, t.bytes(), remote,
+      [&](Rendezvous::Meeting &r) { r.grads[ctx->device] = mine; },
       [&](Rendezvous::Meeting &r) {
         // Every device sums in device order: identical totals everywhere.
         BufferPtr total;

@@ -183,9 +183,24 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       session->options.watchdog_seconds);
   if (!run->devs)
     return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
+  // Each device's place among those of this host's ranks: the rank's
+  // place on its host times its devices, plus the device's place among
+  // them; -1 where another rank runs it.
+  std::vector<int> hostSlots;
+  if (run->ranks.transport) {
+    hostSlots.assign(slots, -1);
+    int own = 0;
+    for (int d = 0; d < slots; ++d)
+      own += run->ranks.isLocal(run->programDevice(d));
+    int next = run->ranks.transport->localRank() * own;
+    for (int d = 0; d < slots; ++d)
+      if (run->ranks.isLocal(run->programDevice(d)))
+        hostSlots[d] = next++;
+  }
   {
     std::string error;
     if (int st = run->memory.create(*backend, run->devs, slots, caps.data(),
+                                    hostSlots,
                                     session->options.watchdog_seconds, error))
       return runFail(st, std::string(backend->name()) + ": " + error);
   }
@@ -193,16 +208,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
   if (localReplicas > 1)
     channels =
         replicaCommunicator(std::move(channels), sched.devices, localReplicas);
-  if (run->ranks.transport) {
-    if (!run->memory->hostAccessible())
-      return runFail(PIPE_RT_INVALID_ARGUMENT,
-                     std::string("the ") + run->ranks.transport->name() +
-                         " transport moves host memory; " + backend->name() +
-                         " devices across ranks need a GPU transport");
+  if (run->ranks.transport)
     channels = rankCommunicator(run->ranks, m, sched, std::move(channels),
-                                session->options.watchdog_seconds,
-                                run->failed);
-  }
+                                session->options.watchdog_seconds, run->failed);
   run->transfers = std::make_unique<Transfers>(slots, std::move(channels),
                                                !run->memory->hostAccessible());
   run->deviceOptState.resize(slots);

@@ -141,7 +141,8 @@ public:
   explicit HostBackend(bool staged) : staged(staged) {}
   const char *name() const override { return staged ? "staged" : "host"; }
   bool usesArenas() const override { return true; }
-  int createMemory(pipe_rt_devices *devs, int, const uint64_t *, double,
+  int createMemory(pipe_rt_devices *devs, int, const uint64_t *,
+                   const std::vector<int> &, double,
                    std::unique_ptr<DeviceMemory> &out, std::string &) override {
     out = std::make_unique<HostMemory>(devs, staged);
     return PIPE_RT_OK;

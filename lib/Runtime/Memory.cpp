@@ -12,6 +12,7 @@
 #include "pipe/Runtime/Program.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -32,10 +33,11 @@ Buffer::~Buffer() {
 //===----------------------------------------------------------------------===//
 
 int RunMemory::create(Backend &b, pipe_rt_devices *devs, int n,
-                      const uint64_t *capacities, double watchdogSeconds,
+                      const uint64_t *capacities,
+                      const std::vector<int> &hostSlots, double watchdogSeconds,
                       std::string &error) {
-  if (int st =
-          b.createMemory(devs, n, capacities, watchdogSeconds, memory, error))
+  if (int st = b.createMemory(devs, n, capacities, hostSlots, watchdogSeconds,
+                              memory, error))
     return st;
   numDevices = n;
   laneBytes.reset(new std::atomic<uint64_t>[size_t(n) * 3]);
@@ -113,6 +115,15 @@ const unsigned char *RunMemory::hostView(Lane lane, const Buffer &b,
   staging.resize(b.bytes);
   status = toHost(lane, staging.data(), b, b.bytes, error);
   return staging.data();
+}
+
+int RunMemory::hostWrite(Lane lane, Buffer &dst, const void *src,
+                         uint64_t bytes, std::string &error) {
+  if (dst.device < 0 || memory->hostAccessible()) {
+    std::memcpy(dst.data, src, bytes);
+    return PIPE_RT_OK;
+  }
+  return toDevice(lane, dst, src, bytes, error);
 }
 
 uint64_t RunMemory::copied(int device, Lane lane) const {

@@ -41,10 +41,11 @@ using BufferPtr = std::shared_ptr<Buffer>;
 /// other operations (zero, add, bf16 conversions, batches, host memory).
 class RunMemory {
 public:
-  /// Creates the backend's memory for `numDevices` devices.
+  /// Creates the backend's memory for `numDevices` devices (`hostSlots`: as
+  /// Backend::createMemory takes them).
   int create(Backend &backend, pipe_rt_devices *devs, int numDevices,
-             const uint64_t *capacities, double watchdogSeconds,
-             std::string &error);
+             const uint64_t *capacities, const std::vector<int> &hostSlots,
+             double watchdogSeconds, std::string &error);
   /// Frees the backend's memory; every buffer must be gone.
   void release() { memory.reset(); }
   DeviceMemory *operator->() const { return memory.get(); }
@@ -72,6 +73,10 @@ public:
   const unsigned char *hostView(Lane lane, const Buffer &b,
                                 std::vector<unsigned char> &staging,
                                 std::string &error, int &status);
+  /// Writes host bytes into a buffer: directly when the host can address
+  /// it, else a copy on `lane` (hostView's counterpart).
+  int hostWrite(Lane lane, Buffer &dst, const void *src, uint64_t bytes,
+                std::string &error);
   /// Bytes copied so far by `device` on `lane`.
   uint64_t copied(int device, Lane lane) const;
 

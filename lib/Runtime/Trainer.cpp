@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/Trainer.h"
+#include "Backend.h"
 #include "Format.h"
 
 #include "OutputFile.h"
@@ -942,7 +943,8 @@ bool Trainer::writeProfile() {
       format("{\"schedule\":\"%s\",\"kind\":\"%s\",\"devices\":%d,"
              "\"microbatches\":%d,\"steps\":%lld,\"step_ms\":%s,"
              "\"step_ms_median\":%s,"
-             "\"%s_per_s\":%s,\"peak_device_bytes\":[%s]",
+             "\"%s_per_s\":%s,\"peak_device_bytes\":[%s],"
+             "\"backend\":\"%s\"",
              x.name.c_str(), x.kind.c_str(), x.devices, mbs,
              (long long)profileSteps, jsonNumber(stepSeconds * 1e3).c_str(),
              jsonNumber(medianSeconds * 1e3).c_str(),
@@ -951,7 +953,7 @@ bool Trainer::writeProfile() {
                             ? double(itemsPerMb * mbs * replicas) / stepSeconds
                             : 0)
                  .c_str(),
-             peaks.c_str());
+             peaks.c_str(), (s->backend ? s->backend : hostBackend())->name());
   if (o.profileExtra) {
     std::string extra = o.profileExtra();
     if (!extra.empty())

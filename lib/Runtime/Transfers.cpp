@@ -336,6 +336,14 @@ void messageShape(const Manifest &m, const std::vector<int> &values,
     count = int64_t(bytes);
 }
 
+/// Whether a transfer with program device `peer` moves its buffers by
+/// reference: when the host cannot address device memory and the peer runs
+/// in this process. A peer on another rank gets the bytes, staged through
+/// host memory.
+bool movesByReference(const RunState &run, int peer) {
+  return run.transfers->byReference() && run.ranks.isLocal(peer);
+}
+
 /// Registers `posted` under the address the program moves it by.
 int32_t postBuffer(pipe_rt_device_ctx *ctx, PostedBuffer posted,
                    void **buffer) {
@@ -399,19 +407,17 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
     return st;
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
   posted.peerDevice = m.stages[dst].device; // a device of the program
+  bool byReference = movesByReference(run, posted.peerDevice);
   DeviceState &ds = deviceOf(ctx);
-  std::vector<unsigned char> &payload = posted.payload;
-  // By reference: the buffers themselves (null: zeros), the payload being
-  // their id in the in-flight table.
+  // The buffers of the values (null: zeros), taken from the store under
+  // its locks; values are never written once published, and a sent
+  // cotangent leaves the store, so they are read after.
   std::vector<BufferPtr> refs;
   {
     std::lock_guard<std::mutex> compute(ds.computeMu);
     std::lock_guard<std::mutex> lock(ds.mu);
     for (int vid : *values) {
       const TypeInfo &t = valueType(m, vid);
-      size_t at = payload.size();
-      if (!run.transfers->byReference())
-        payload.resize(at + t.bytes(), 0);
       if (kind == 0) {
         auto v = ds.values.find(std::make_tuple(vid, step, mb));
         if (v == ds.values.end())
@@ -419,31 +425,44 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
                       what + format(": value %d not computed (missing "
                                     "forward?)",
                                     vid));
-        if (run.transfers->byReference())
-          refs.push_back(v->second.first);
-        else
-          std::memcpy(payload.data() + at, v->second.first->data, t.bytes());
+        refs.push_back(v->second.first);
         if (--v->second.second <= 0)
           ds.values.erase(v);
       } else {
         auto c = ds.cotangents.find(std::make_tuple(vid, step, mb, src));
-        if (run.transfers->byReference())
-          refs.push_back(c != ds.cotangents.end() && t.isFloat() ? c->second
-                                                                 : nullptr);
-        if (c == ds.cotangents.end())
-          continue; // no cotangent: zeros
-        if (t.isFloat() && !run.transfers->byReference())
-          std::memcpy(payload.data() + at, c->second->data, t.bytes());
+        if (c == ds.cotangents.end()) {
+          refs.push_back(nullptr);
+          continue;
+        }
+        refs.push_back(t.isFloat() ? c->second : nullptr);
         ds.cotangents.erase(c);
       }
     }
   }
-  if (run.transfers->byReference()) {
-    // Values are never written once published, and a sent cotangent left
-    // the store: the receiver may read the buffers until it copied them.
+  std::vector<unsigned char> &payload = posted.payload;
+  if (byReference) {
+    // The receiver copies the buffers device to device; the payload is
+    // their id in the in-flight table.
     uint64_t id = run.transfers->putInFlight(ctx->device, std::move(refs));
     payload.resize(sizeof(id));
     std::memcpy(payload.data(), &id, sizeof(id));
+  } else {
+    payload.assign(posted.bytes, 0);
+    uint64_t at = 0;
+    for (size_t i = 0; i < refs.size(); ++i) {
+      uint64_t bytes = valueType(m, (*values)[i]).bytes();
+      if (refs[i]) {
+        std::vector<unsigned char> staging;
+        std::string error;
+        int st;
+        const unsigned char *host =
+            run.memory.hostView(Lane::Compute, *refs[i], staging, error, st);
+        if (st != PIPE_RT_OK)
+          return fail(ctx, st, what + ": " + error);
+        std::memcpy(payload.data() + at, host, bytes);
+      }
+      at += bytes;
+    }
   }
   posted.key = {kind, src, dst, mb, step};
   return postBuffer(ctx, std::move(posted), buffer);
@@ -490,10 +509,14 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
   messageShape(m, *values, posted.count, posted.dtype, posted.bytes);
   posted.peerDevice = m.stages[src].device; // a device of the program
   std::string error;
-  if (run.transfers->byReference()) {
+  // Bytes from another rank land in host memory when the host cannot
+  // address the device's.
+  bool byReference = movesByReference(run, posted.peerDevice);
+  int landing = run.transfers->byReference() && !byReference ? -1 : ctx->device;
+  if (byReference) {
     t->inFlightId = std::make_shared<uint64_t>(0);
     posted.bytes = sizeof(uint64_t);
-  } else if (int st = run.memory.alloc(ctx->device, posted.bytes, what.c_str(),
+  } else if (int st = run.memory.alloc(landing, posted.bytes, what.c_str(),
                                        t->keepAlive, error)) {
     return fail(ctx, st, what + ": " + error);
   }
@@ -520,8 +543,9 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
     for (size_t i = 0; i < values->size(); ++i) {
       int vid = (*values)[i];
       const TypeInfo &t = valueType(m, vid);
-      const char *src =
-          target ? static_cast<const char *>(target->data) + at : nullptr;
+      const unsigned char *src =
+          target ? static_cast<const unsigned char *>(target->data) + at
+                 : nullptr;
       at += t.bytes();
       if (kind == 1 && !t.isFloat())
         continue;
@@ -530,7 +554,7 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
         return st;
       int st = PIPE_RT_OK;
       if (!inFlightId)
-        std::memcpy(b->data, src, t.bytes());
+        st = run.memory.hostWrite(Lane::Compute, *b, src, t.bytes(), error);
       else if (!refs[i])
         st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(), error);
       else

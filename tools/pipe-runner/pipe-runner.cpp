@@ -85,11 +85,11 @@ void distribute(pipe_rt::Transport &t, pipe_rt_session *session,
     char figures[512];
     std::snprintf(figures, sizeof(figures),
                   "\"transport\":{\"name\":\"%s\",\"rank\":%d,\"ranks\":%d,"
-                  "\"pid\":%ld,\"devices_run\":[%s],"
+                  "\"local_rank\":%d,\"pid\":%ld,\"devices_run\":[%s],"
                   "\"sent_bytes\":%llu,\"received_bytes\":%llu,"
                   "\"wait_seconds\":%.6f}",
-                  t.name(), t.rank(), t.size(), long(getpid()), ran.c_str(),
-                  (unsigned long long)t.sentBytes.load(),
+                  t.name(), t.rank(), t.size(), t.localRank(), long(getpid()),
+                  ran.c_str(), (unsigned long long)t.sentBytes.load(),
                   (unsigned long long)t.receivedBytes.load(),
                   double(t.waitNanoseconds.load()) * 1e-9);
     return text + figures;

@@ -34,6 +34,9 @@ public:
   virtual const char *name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  /// The rank's place among the ranks of its host (it picks the host's
+  /// GPUs, see docs/distributed.md).
+  virtual int localRank() const = 0;
   /// The largest tag a message may carry (at least 32767).
   virtual int maxTag() const = 0;
 

@@ -20,6 +20,7 @@
 
 #include "pipe/Runtime/CUDA.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -75,6 +76,8 @@ public:
     std::string error;
     Pool *hp = hostPool(error);
     for (auto &d : devices) {
+      if (!d->lanes)
+        continue; // another rank's device
       // Anything left (an aborted run) goes back to the pool once the
       // device's work is done.
       for (CUstream s : d->lanes->streams)
@@ -291,7 +294,11 @@ public:
   void registerHost(void *ptr, uint64_t bytes) override {
     if (!ptr || !bytes)
       return;
-    makeCurrent(*devices[0]->lanes->gpu);
+    auto own = std::find_if(devices.begin(), devices.end(),
+                            [](const auto &d) { return d->lanes; });
+    if (own == devices.end())
+      return;
+    makeCurrent(*(*own)->lanes->gpu);
     if (cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE) ==
         CUDA_SUCCESS)
       registered.insert(ptr);
@@ -389,14 +396,20 @@ public:
   bool usesArenas() const override { return false; }
 
   int createMemory(pipe_rt_devices *, int numDevices,
-                   const uint64_t *capacities, double watchdogSeconds,
+                   const uint64_t *capacities,
+                   const std::vector<int> &hostSlots, double watchdogSeconds,
                    std::unique_ptr<DeviceMemory> &out,
                    std::string &error) override {
     auto mem = std::make_unique<CudaMemory>(lanes, watchdogSeconds);
     std::lock_guard<std::mutex> lock(lanes->mu);
+    if (int(lanes->lanes.size()) < numDevices)
+      lanes->lanes.resize(size_t(numDevices));
     for (int d = 0; d < numDevices; ++d) {
-      if (d >= int(lanes->lanes.size())) {
-        int ordinal = d < int(map.size()) ? map[d] : d % count;
+      // Only the devices of this process get a GPU: with one rank per GPU
+      // of a host, the rank's place on the host picks it.
+      int slot = hostSlots.empty() ? d : hostSlots[d];
+      if (slot >= 0 && !lanes->lanes[d]) {
+        int ordinal = slot < int(map.size()) ? map[slot] : slot % count;
         auto l = std::make_unique<Lanes>();
         l->device = d;
         l->gpu = gpu(ordinal, error);
@@ -408,10 +421,10 @@ public:
           error = format("device %d (GPU %d): ", d, ordinal) + error;
           return st;
         }
-        lanes->lanes.push_back(std::move(l));
+        lanes->lanes[d] = std::move(l);
       }
       auto dev = std::make_unique<CudaMemory::Device>();
-      dev->lanes = lanes->lanes[d].get();
+      dev->lanes = slot >= 0 ? lanes->lanes[d].get() : nullptr;
       dev->capacity = capacities[d];
       mem->devices.push_back(std::move(dev));
     }

@@ -39,6 +39,13 @@ public:
   MPITransport(bool initialized) : initialized(initialized) {
     MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+    // The ranks sharing this host's memory: their order picks the GPUs.
+    MPI_Comm host;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, myRank,
+                            MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+      MPI_Comm_rank(host, &hostRank);
+      MPI_Comm_free(&host);
+    }
     for (MPI_Comm &comm : comms) {
       MPI_Comm_dup(MPI_COMM_WORLD, &comm);
       MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -57,6 +64,7 @@ public:
   const char *name() const override { return "MPI"; }
   int rank() const override { return myRank; }
   int size() const override { return worldSize; }
+  int localRank() const override { return hostRank; }
   int maxTag() const override { return tagUpperBound; }
 
   int isend(Channel channel, int peer, int tag, const void *data,
@@ -147,7 +155,7 @@ private:
   }
 
   bool initialized;
-  int myRank = 0, worldSize = 1, tagUpperBound = 32767;
+  int myRank = 0, worldSize = 1, hostRank = 0, tagUpperBound = 32767;
   MPI_Comm comms[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   std::mutex mu;
   std::map<uint64_t, Posted> requests;

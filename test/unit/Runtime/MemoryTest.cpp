@@ -19,7 +19,7 @@ struct TwoDevices : testing::Test {
     devs = pipe_rt_devices_create(2, caps, 10);
     ASSERT_TRUE(devs);
     std::string error;
-    ASSERT_EQ(memory.create(*stagedBackend(), devs, 2, caps, 10, error),
+    ASSERT_EQ(memory.create(*stagedBackend(), devs, 2, caps, {}, 10, error),
               PIPE_RT_OK)
         << error;
   }

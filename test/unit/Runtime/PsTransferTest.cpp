@@ -93,7 +93,7 @@ void checkConversions(pipe_rt::Backend &backend) {
   ASSERT_NE(devs, nullptr);
   std::unique_ptr<pipe_rt::DeviceMemory> mem;
   std::string error;
-  ASSERT_EQ(backend.createMemory(devs, 1, &cap, 10, mem, error), PIPE_RT_OK)
+  ASSERT_EQ(backend.createMemory(devs, 1, &cap, {}, 10, mem, error), PIPE_RT_OK)
       << error;
   const int64_t n = 1001;
   std::vector<float> in = specialValues(n), back(n);

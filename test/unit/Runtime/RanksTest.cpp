@@ -49,6 +49,7 @@ public:
   const char *name() const override { return "loopback"; }
   int rank() const override { return me; }
   int size() const override { return ranks; }
+  int localRank() const override { return me; }
   int maxTag() const override { return 32767; }
 
   int isend(Channel channel, int peer, int tag, const void *data,

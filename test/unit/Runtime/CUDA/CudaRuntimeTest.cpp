@@ -424,7 +424,7 @@ TEST_F(Cuda, Bf16KernelsMatchHostRounding) {
   ASSERT_EQ(enableCuda(s, error), PIPE_RT_OK) << error;
   uint64_t cap = UINT64_MAX;
   std::unique_ptr<pipe_rt::DeviceMemory> mem;
-  ASSERT_EQ(s->backend->createMemory(nullptr, 1, &cap, 30, mem, error),
+  ASSERT_EQ(s->backend->createMemory(nullptr, 1, &cap, {}, 30, mem, error),
             PIPE_RT_OK)
       << error;
   const uint32_t special[] = {0x3f808000, 0x3f818000, 0x3f808001, 0x3f817fff,
