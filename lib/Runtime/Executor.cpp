@@ -183,20 +183,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
       session->options.watchdog_seconds);
   if (!run->devs)
     return runFail(PIPE_RT_INVALID_ARGUMENT, "cannot create the devices");
-  // Each device's place among those of this host's ranks: the rank's
-  // place on its host times its devices, plus the device's place among
-  // them; -1 where another rank runs it.
-  std::vector<int> hostSlots;
-  if (run->ranks.transport) {
-    hostSlots.assign(slots, -1);
-    int own = 0;
-    for (int d = 0; d < slots; ++d)
-      own += run->ranks.isLocal(run->programDevice(d));
-    int next = run->ranks.transport->localRank() * own;
-    for (int d = 0; d < slots; ++d)
-      if (run->ranks.isLocal(run->programDevice(d)))
-        hostSlots[d] = next++;
-  }
+  std::vector<int> hostSlots = placesOnHost(run->ranks, slots, sched.devices);
   {
     std::string error;
     if (int st = run->memory.create(*backend, run->devs, slots, caps.data(),

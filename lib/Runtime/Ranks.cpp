@@ -346,6 +346,21 @@ int pipe_rt::agreeOn(Transport &t, int root, void *data, uint64_t bytes,
   return PIPE_RT_OK;
 }
 
+std::vector<int> pipe_rt::placesOnHost(const RankMap &ranks, int slots,
+                                       int devices) {
+  if (!ranks.transport)
+    return {};
+  std::vector<int> places(size_t(slots), -1);
+  int own = 0;
+  for (int s = 0; s < slots; ++s)
+    own += ranks.isLocal(s % devices);
+  int next = ranks.transport->localRank() * own;
+  for (int s = 0; s < slots; ++s)
+    if (ranks.isLocal(s % devices))
+      places[size_t(s)] = next++;
+  return places;
+}
+
 bool pipe_rt::checkScheduleReplicas(const ScheduleInfo &sched, int replicas,
                                     std::string &error) {
   if (sched.replicas == replicas)

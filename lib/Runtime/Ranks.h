@@ -32,6 +32,13 @@ struct Manifest;
 struct RunState;
 struct ScheduleInfo;
 
+/// Each of a run's `slots` device slots' place among the devices of this
+/// host's ranks (Backend::createMemory's hostSlots; slot s runs program
+/// device s mod `devices`): the rank's place on its host times the slots
+/// it runs, plus the slot's place among them; -1 where another rank runs
+/// it. Empty without a transport (every slot in place).
+std::vector<int> placesOnHost(const RankMap &ranks, int slots, int devices);
+
 /// Checks that `sched` was compiled for `replicas` data-parallel replicas.
 bool checkScheduleReplicas(const ScheduleInfo &sched, int replicas,
                            std::string &error);

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Ranks.h"
+
 #include "pipe/Runtime/Status.h"
 #include "pipe/Runtime/Transport.h"
 
@@ -42,14 +44,15 @@ struct Hub {
 
 class LoopbackTransport final : public Transport {
 public:
-  LoopbackTransport(Hub &hub, int rank, int size)
-      : hub(hub), me(rank), ranks(size) {
+  LoopbackTransport(Hub &hub, int rank, int size, int hostPlace = -1)
+      : hub(hub), me(rank), ranks(size),
+        hostPlace(hostPlace < 0 ? rank : hostPlace) {
     watchdogSeconds = 0.5;
   }
   const char *name() const override { return "loopback"; }
   int rank() const override { return me; }
   int size() const override { return ranks; }
-  int localRank() const override { return me; }
+  int localRank() const override { return hostPlace; }
   int maxTag() const override { return 32767; }
 
   int isend(Channel channel, int peer, int tag, const void *data,
@@ -104,7 +107,7 @@ public:
 
 private:
   Hub &hub;
-  int me, ranks;
+  int me, ranks, hostPlace;
 };
 
 /// Runs `body(transport)` on `size` ranks, one thread each.
@@ -172,6 +175,28 @@ TEST(Ranks, AMissingRankIsNamedWhenTheWatchdogFires) {
   EXPECT_EQ(status[1], PIPE_RT_TIMEOUT);
   EXPECT_NE(errors[1].find("rank 0 did not join the test"), std::string::npos)
       << errors[1];
+}
+
+TEST(Ranks, EachRankOpensOnlyItsDevicesAtItsPlaceOnTheHost) {
+  Hub hub;
+  RankMap alone;
+  EXPECT_TRUE(placesOnHost(alone, 4, 4).empty());
+
+  // Rank 1 of 2, two devices each, on one host: devices 2 and 3, after
+  // rank 0's two.
+  RankMap pipeline;
+  pipeline.transport = std::make_shared<LoopbackTransport>(hub, 1, 2);
+  pipeline.devicesPerRank = 2;
+  pipeline.ranksPerReplica = 2;
+  EXPECT_EQ(placesOnHost(pipeline, 4, 4), (std::vector<int>{-1, -1, 2, 3}));
+
+  // 2 pipeline x 2 data-parallel ranks on two hosts, two ranks each: rank
+  // 3 runs replica 1's device 1 and is second on its host.
+  RankMap data;
+  data.transport = std::make_shared<LoopbackTransport>(hub, 3, 4, 1);
+  data.replicas = 2;
+  data.ranksPerReplica = 2;
+  EXPECT_EQ(placesOnHost(data, 2, 2), (std::vector<int>{-1, 1}));
 }
 
 } // namespace
