@@ -235,9 +235,17 @@ int main(int argc, char **argv) {
       it = args.erase(it, it + 2);
     }
     if (flag == "--transport") {
-      if (value != "mpi" && value != "in-process")
-        return die("--transport: '" + value +
-                       "' is not a transport (in-process, mpi)",
+#ifdef PIPE_RUNNER_CUDA
+      const char *known = "in-process, mpi, nccl";
+      bool isKnown = value == "nccl";
+#else
+      const char *known = "in-process, mpi";
+      bool isKnown = false;
+#endif
+      isKnown |= value == "mpi" || value == "in-process";
+      if (!isKnown)
+        return die("--transport: '" + value + "' is not a transport (" + known +
+                       ")",
                    pipe_rt::ExitUsage);
       transportName = value;
     } else {
@@ -249,7 +257,15 @@ int main(int argc, char **argv) {
       (flag == "--data-parallel" ? replicas : devicesPerRank) = int(n);
     }
   }
+  if (transportName == "nccl" && (devicesPerRank != 1 || replicas > 1))
+    return die("--transport nccl runs every device in this process: "
+               "--devices-per-rank and --data-parallel are for MPI ranks",
+               pipe_rt::ExitUsage);
 #ifdef PIPE_RUNNER_MPI
+  if (transportName == "nccl" && pipe_rt::launchedByMpiLauncher())
+    return die("--transport nccl runs every device in one process; under an "
+               "MPI launcher use --transport mpi",
+               pipe_rt::ExitUsage);
   if (transportName.empty())
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
@@ -285,7 +301,11 @@ int main(int argc, char **argv) {
                   "                         (default: device d on GPU d mod "
                   "count)\n"
                   "  --cpu                  run on the simulated devices "
-                  "instead\n");
+                  "instead\n"
+                  "  --transport nccl       one process; every copy between "
+                  "devices through NCCL\n"
+                  "                         (send/recv pairs; self send/recv "
+                  "on a shared GPU)\n");
 #endif
       return pipe_rt::ExitOk;
     }
@@ -332,6 +352,14 @@ int main(int argc, char **argv) {
                                             sizeof(error)) != PIPE_RT_OK) {
     pipe_rt_session_destroy(session);
     return die(artifact + ": " + error);
+  }
+  if (transportName == "nccl" &&
+      (!useGpu || pipe_rt_cuda_session_use_nccl(session, error,
+                                                sizeof(error)) != PIPE_RT_OK)) {
+    pipe_rt_session_destroy(session);
+    return die("--transport nccl: " +
+                   std::string(useGpu ? error : "needs the GPUs, not --cpu"),
+               pipe_rt::ExitUsage);
   }
 #endif
 

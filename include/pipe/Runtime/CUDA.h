@@ -46,6 +46,17 @@ int pipe_rt_cuda_session_enable(pipe_rt_session *session,
                                 const char *device_map, char *error,
                                 size_t error_size);
 
+/// Moves every later device-to-device copy of the session (a transfer
+/// between its logical devices, a gradient a reduction pulls from another
+/// device) through NCCL: a ncclSend on the source GPU and a ncclRecv on the
+/// destination GPU in one group, a self send/recv when both devices share
+/// a GPU, so that one process on one GPU runs the real NCCL calls. The
+/// communicators (ncclCommInitAll over the GPUs in use) are made at the
+/// next run. After pipe_rt_cuda_session_enable; PIPE_RT_DEVICE_ERROR when
+/// the runtime was built without NCCL.
+int pipe_rt_cuda_session_use_nccl(pipe_rt_session *session, char *error,
+                                  size_t error_size);
+
 //===----------------------------------------------------------------------===//
 // Imported by lowered block code
 //===----------------------------------------------------------------------===//

@@ -31,10 +31,13 @@ using namespace pipe_rt::cuda;
 
 namespace {
 
-/// Lanes of the logical devices, shared by the backend and its runs.
+/// Lanes of the logical devices, shared by the backend and its runs, and
+/// the NCCL communicators of their GPUs when copies go through NCCL
+/// (destroyed first).
 struct LaneSet {
   std::mutex mu;
   std::vector<std::unique_ptr<Lanes>> lanes;
+  std::unique_ptr<NcclCopies> nccl;
 };
 
 const char *laneName(Lane lane) {
@@ -93,6 +96,8 @@ public:
   }
 
   std::vector<std::unique_ptr<Device>> devices;
+  /// Device-to-device copies through NCCL when set.
+  NcclCopies *nccl = nullptr;
 
   bool hostAccessible() const override { return false; }
   bool hookAllocsOnDevice() const override { return false; }
@@ -190,6 +195,13 @@ public:
       return PIPE_RT_OK;
     Lanes &l = *devices[d]->lanes;
     Lanes &from = *devices[srcDevice]->lanes;
+    if (nccl)
+      return nccl->copy(*l.gpu, l.streams[0], dst, *from.gpu, src, bytes,
+                        watchdog,
+                        format("device %d (GPU %d): copy from device %d (GPU "
+                               "%d) through NCCL",
+                               d, l.gpu->ordinal, srcDevice, from.gpu->ordinal),
+                        error);
     makeCurrent(*l.gpu);
     CUresult r;
     if (from.gpu == l.gpu)
@@ -428,11 +440,44 @@ public:
       dev->capacity = capacities[d];
       mem->devices.push_back(std::move(dev));
     }
+    if (useNccl) {
+      if (int st = attachNccl(numDevices, error))
+        return st;
+      mem->nccl = lanes->nccl.get();
+    }
     out = std::move(mem);
     return PIPE_RT_OK;
   }
 
+  /// Device-to-device copies of later runs go through NCCL.
+  bool useNccl = false;
+
 private:
+  /// Communicators covering the GPUs of the first `numDevices` lanes
+  /// (lanes->mu held): those of an earlier run when they do, else new ones.
+  int attachNccl(int numDevices, std::string &error) {
+    std::vector<Gpu *> gpus;
+    if (lanes->nccl)
+      gpus = lanes->nccl->gpus();
+    bool covered = lanes->nccl != nullptr;
+    for (int d = 0; d < numDevices; ++d) {
+      Lanes *l = lanes->lanes[d].get();
+      if (l && std::find(gpus.begin(), gpus.end(), l->gpu) == gpus.end()) {
+        gpus.push_back(l->gpu);
+        covered = false;
+      }
+    }
+    if (covered)
+      return PIPE_RT_OK;
+    lanes->nccl.reset();
+    lanes->nccl = NcclCopies::create(gpus, error);
+    if (!lanes->nccl) {
+      error = "NCCL: " + error;
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    return PIPE_RT_OK;
+  }
+
   std::vector<int> map;
   int count;
   std::shared_ptr<LaneSet> lanes;
@@ -476,5 +521,24 @@ extern "C" int pipe_rt_cuda_session_enable(pipe_rt_session *session,
     }
   }
   session->backend = std::make_shared<CudaBackend>(std::move(map), count);
+  return PIPE_RT_OK;
+}
+
+extern "C" int pipe_rt_cuda_session_use_nccl(pipe_rt_session *session,
+                                             char *error, size_t errorSize) {
+  auto *backend =
+      session ? dynamic_cast<CudaBackend *>(session->backend.get()) : nullptr;
+  if (!backend) {
+    writeError(error, errorSize,
+               "pipe_rt_cuda_session_use_nccl: the session does not run on "
+               "GPUs (pipe_rt_cuda_session_enable first)");
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  std::string why;
+  if (!NcclCopies::built(why)) {
+    writeError(error, errorSize, why);
+    return PIPE_RT_DEVICE_ERROR;
+  }
+  backend->useNccl = true;
   return PIPE_RT_OK;
 }

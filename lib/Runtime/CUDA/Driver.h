@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace pipe_rt {
 namespace cuda {
@@ -116,6 +117,30 @@ int attachBlasWorkspace(Gpu &g, cublasHandle_t handle, void **workspace,
                         std::string &error);
 
 /// Set while a block function runs on this thread.
+/// Device-to-device copies through NCCL (pipe_rt_cuda_session_use_nccl):
+/// one communicator rank per GPU of the process (ncclCommInitAll); a copy is
+/// a send on the source GPU's rank and a recv on the destination GPU's, in
+/// one group (a self send/recv when both are on one GPU). Copies run one at
+/// a time: a communicator is not thread-safe, and each waits for its
+/// streams with the watchdog, aborting every communicator on an error or a
+/// hang.
+class NcclCopies {
+public:
+  /// The communicators of `gpus` (distinct); null with `error` when NCCL
+  /// fails, or when the runtime was built without NCCL.
+  static std::unique_ptr<NcclCopies> create(const std::vector<Gpu *> &gpus,
+                                            std::string &error);
+  /// Whether the runtime was built with NCCL (else why not, in `error`).
+  static bool built(std::string &error);
+  virtual ~NcclCopies() = default;
+  virtual const std::vector<Gpu *> &gpus() const = 0;
+  /// Copies `bytes` from `src` on `from` to `dst` on `to`, receiving on
+  /// `stream` (a stream of `to`); done when it returns.
+  virtual int copy(Gpu &to, CUstream stream, void *dst, Gpu &from,
+                   const void *src, uint64_t bytes, double watchdog,
+                   const std::string &what, std::string &error) = 0;
+};
+
 struct CallContext {
   Lanes *lanes = nullptr;
   double watchdog = 60;

@@ -1,12 +1,14 @@
-//===- Nccl.cpp - NCCL check with a watchdog ------------------------------===//
+//===- Nccl.cpp - NCCL in one process, with a watchdog --------------------===//
 //
 // pipe_rt_cuda_nccl_self_test: what one GPU can check of NCCL (two ranks on
 // one GPU are not allowed): a single-rank communicator from
-// ncclCommInitAll, a self send/recv in one group and an all-reduce, waited
-// for by polling the stream and ncclCommGetAsyncError against a deadline
-// (a hung collective is aborted with ncclCommAbort and reported, never
-// waited on forever). Built without NCCL (PIPE_RT_HAVE_NCCL undefined) it
-// reports that.
+// ncclCommInitAll, a self send/recv in one group and an all-reduce.
+// NcclCopies (Driver.h): the device-to-device copies of a session's
+// transfers and reductions as NCCL send/recv pairs. Both wait by polling
+// the stream and ncclCommGetAsyncError against a deadline (a hung
+// operation is aborted with ncclCommAbort and reported, never waited on
+// forever). Built without NCCL (PIPE_RT_HAVE_NCCL undefined) they report
+// that.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +40,26 @@ void writeError(char *error, size_t size, const std::string &msg) {
 
 #ifndef PIPE_RT_HAVE_NCCL
 
+const char *const kWithoutNccl =
+    "PipeRuntimeCUDA was built without NCCL (set "
+    "PIPE_CUDA_NCCL_INCLUDE_DIR and PIPE_CUDA_NCCL_LIBRARY)";
+
 extern "C" int pipe_rt_cuda_nccl_self_test(int, uint64_t, double, char *error,
                                            size_t errorSize) {
-  writeError(error, errorSize,
-             "PipeRuntimeCUDA was built without NCCL (set "
-             "PIPE_CUDA_NCCL_INCLUDE_DIR and PIPE_CUDA_NCCL_LIBRARY)");
+  writeError(error, errorSize, kWithoutNccl);
   return PIPE_RT_DEVICE_ERROR;
+}
+
+std::unique_ptr<NcclCopies>
+pipe_rt::cuda::NcclCopies::create(const std::vector<Gpu *> &,
+                                  std::string &error) {
+  error = kWithoutNccl;
+  return nullptr;
+}
+
+bool pipe_rt::cuda::NcclCopies::built(std::string &error) {
+  error = kWithoutNccl;
+  return false;
 }
 
 #else
@@ -84,7 +100,133 @@ int waitNccl(ncclComm_t &comm, CUstream stream, double seconds,
   }
 }
 
+class NcclCopiesImpl final : public NcclCopies {
+public:
+  explicit NcclCopiesImpl(std::vector<Gpu *> gpus) : members(std::move(gpus)) {}
+
+  ~NcclCopiesImpl() override {
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (comms[i])
+        ncclCommDestroy(comms[i]);
+      if (sendStreams[i]) {
+        makeCurrent(*members[i]);
+        cuStreamDestroy(sendStreams[i]);
+      }
+    }
+  }
+
+  int init(std::string &error) {
+    size_t n = members.size();
+    comms.assign(n, nullptr);
+    sendStreams.assign(n, nullptr);
+    std::vector<int> ordinals;
+    for (Gpu *g : members)
+      ordinals.push_back(g->ordinal);
+    if (ncclResult_t r =
+            ncclCommInitAll(comms.data(), int(n), ordinals.data())) {
+      comms.assign(n, nullptr);
+      error = std::string("ncclCommInitAll: ") + ncclGetErrorString(r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    // A copy between two GPUs sends on a stream of the source GPU, apart
+    // from the streams the source device's own thread uses.
+    for (size_t i = 0; i < n; ++i) {
+      makeCurrent(*members[i]);
+      if (CUresult r =
+              cuStreamCreate(&sendStreams[i], CU_STREAM_NON_BLOCKING)) {
+        error = format("GPU %d: ", members[i]->ordinal) +
+                driverError("cuStreamCreate", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+    }
+    return PIPE_RT_OK;
+  }
+
+  const std::vector<Gpu *> &gpus() const override { return members; }
+
+  int copy(Gpu &to, CUstream stream, void *dst, Gpu &from, const void *src,
+           uint64_t bytes, double watchdog, const std::string &what,
+           std::string &error) override {
+    if (!bytes)
+      return PIPE_RT_OK;
+    std::lock_guard<std::mutex> lock(mu);
+    int dstRank = rankOf(to), srcRank = rankOf(from);
+    if (dstRank < 0 || srcRank < 0) {
+      error = what + ": GPU " +
+              std::to_string(dstRank < 0 ? to.ordinal : from.ordinal) +
+              " has no NCCL communicator";
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    if (aborted) {
+      error = what + ": the NCCL communicators were aborted by an earlier "
+                     "error";
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    // A self send/recv stays on one stream, as one rank's pair must.
+    CUstream sendStream = srcRank == dstRank ? stream : sendStreams[srcRank];
+    ncclGroupStart();
+    ncclResult_t s =
+        ncclSend(src, bytes, ncclInt8, dstRank, comms[srcRank], sendStream);
+    ncclResult_t r =
+        ncclRecv(dst, bytes, ncclInt8, srcRank, comms[dstRank], stream);
+    ncclResult_t e = ncclGroupEnd();
+    int status = PIPE_RT_OK;
+    for (ncclResult_t x : {s, r, e})
+      if (x != ncclSuccess && status == PIPE_RT_OK) {
+        error = what + ": NCCL send/recv: " + ncclGetErrorString(x);
+        status = PIPE_RT_DEVICE_ERROR;
+      }
+    // The group may leave another GPU current; each stream is polled in
+    // its own context.
+    makeCurrent(to);
+    if (status == PIPE_RT_OK)
+      status = waitNccl(comms[dstRank], stream, watchdog, what, error);
+    if (status == PIPE_RT_OK && sendStream != stream) {
+      makeCurrent(from);
+      status = waitNccl(comms[srcRank], sendStream, watchdog, what, error);
+    }
+    if (status != PIPE_RT_OK)
+      abortAll();
+    makeCurrent(to);
+    return status;
+  }
+
+private:
+  int rankOf(const Gpu &g) const {
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i] == &g)
+        return int(i);
+    return -1;
+  }
+  /// After an error no later copy may meet a half-finished one.
+  void abortAll() {
+    aborted = true;
+    for (ncclComm_t &c : comms)
+      if (c) {
+        ncclCommAbort(c);
+        c = nullptr;
+      }
+  }
+
+  std::vector<Gpu *> members;
+  std::vector<ncclComm_t> comms;
+  std::vector<CUstream> sendStreams;
+  std::mutex mu;
+  bool aborted = false;
+};
+
 } // namespace
+
+std::unique_ptr<NcclCopies>
+pipe_rt::cuda::NcclCopies::create(const std::vector<Gpu *> &gpus,
+                                  std::string &error) {
+  auto copies = std::make_unique<NcclCopiesImpl>(gpus);
+  if (copies->init(error) != PIPE_RT_OK)
+    return nullptr;
+  return copies;
+}
+
+bool pipe_rt::cuda::NcclCopies::built(std::string &) { return true; }
 
 extern "C" int pipe_rt_cuda_nccl_self_test(int ordinal, uint64_t bytes,
                                            double watchdog, char *error,

@@ -329,13 +329,26 @@ protected:
   }
 };
 
-TEST_P(CudaProgram, GpuEqualsCpu) {
+/// Devices' copies of each other's buffers as NCCL send/recv pairs.
+int enableCudaWithNccl(pipe_rt_session *s, std::string &error) {
+  if (int st = enableCuda(s, error))
+    return st;
+  char buf[512] = "";
+  int st = pipe_rt_cuda_session_use_nccl(s, buf, sizeof(buf));
+  error = buf;
+  return st;
+}
+
+/// Trains the schedule on the CPU and on the GPU (enabled by `enable`) and
+/// compares losses and weights.
+void expectGpuEqualsCpu(tiny::Sched sched,
+                        int (*enable)(pipe_rt_session *, std::string &)) {
   std::string w = tiny::writeWeights(testing::TempDir());
-  tiny::Program cpu = tiny::makeProgram<false>(GetParam());
-  tiny::Program gpu = tiny::makeProgram<true>(GetParam());
+  tiny::Program cpu = tiny::makeProgram<false>(sched);
+  tiny::Program gpu = tiny::makeProgram<true>(sched);
   std::vector<float> lc, pc, lg, pg;
   tiny::Options onGpu;
-  onGpu.enable = enableCuda;
+  onGpu.enable = enable;
   ASSERT_EQ(tiny::train(cpu, w, 3, lc, pc), "");
   ASSERT_EQ(tiny::train(gpu, w, 3, lg, pg, onGpu), "");
   ASSERT_EQ(lc.size(), lg.size());
@@ -343,6 +356,21 @@ TEST_P(CudaProgram, GpuEqualsCpu) {
     EXPECT_NEAR(lg[i], lc[i], 1e-5 * (1 + std::fabs(lc[i]))) << "loss " << i;
   for (size_t i = 0; i < pc.size(); ++i)
     EXPECT_NEAR(pg[i], pc[i], 1e-5) << "param element " << i;
+}
+
+TEST_P(CudaProgram, GpuEqualsCpu) {
+  expectGpuEqualsCpu(GetParam(), enableCuda);
+}
+
+/// The same with every copy between devices through NCCL (self send/recv
+/// on one GPU: the calls `pipe-runner-cuda --transport nccl` makes).
+TEST_P(CudaProgram, GpuWithNcclCopiesEqualsCpu) {
+  char error[512] = "";
+  if (pipe_rt_cuda_nccl_self_test(0, 4, 30, error, sizeof(error)) !=
+          PIPE_RT_OK &&
+      std::string(error).find("without NCCL") != std::string::npos)
+    GTEST_SKIP() << error;
+  expectGpuEqualsCpu(GetParam(), enableCudaWithNccl);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, CudaProgram,
