@@ -1089,10 +1089,13 @@ int32_t pipe_rt_comm_allreduce(pipe_rt_comm *comm, void *buffer, int64_t count,
     return sumOverReplicas(ctx, param, step, t, what);
   double t0 = run.now();
   std::map<int, std::vector<unsigned char>> remote;
-  // What remote participants get: the gradient's bytes in host memory.
+  // What participants on other ranks get: the gradient's bytes in host
+  // memory.
   std::vector<unsigned char> staging;
   const unsigned char *mineOnHost = nullptr;
-  if (mine && run.ranks.transport) {
+  bool elsewhere = std::any_of(participants.begin(), participants.end(),
+                               [&](int d) { return !run.ranks.isLocal(d); });
+  if (mine && elsewhere) {
     std::string error;
     int st;
     mineOnHost = run.memory.hostView(Lane::Compute, *mine, staging, error, st);

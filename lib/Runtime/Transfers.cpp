@@ -409,12 +409,13 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
   posted.peerDevice = m.stages[dst].device; // a device of the program
   bool byReference = movesByReference(run, posted.peerDevice);
   DeviceState &ds = deviceOf(ctx);
-  // The buffers of the values (null: zeros), taken from the store under
-  // its locks; values are never written once published, and a sent
-  // cotangent leaves the store, so they are read after.
+  // The buffers of the values (null: zeros), taken from the store; values
+  // are never written once published, and a sent cotangent leaves the
+  // store. A stash move (offload, prefetch) relocates buffers under the
+  // compute lock, which is held until they are read.
   std::vector<BufferPtr> refs;
+  std::lock_guard<std::mutex> compute(ds.computeMu);
   {
-    std::lock_guard<std::mutex> compute(ds.computeMu);
     std::lock_guard<std::mutex> lock(ds.mu);
     for (int vid : *values) {
       const TypeInfo &t = valueType(m, vid);

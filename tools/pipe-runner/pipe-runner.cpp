@@ -359,7 +359,7 @@ int main(int argc, char **argv) {
     pipe_rt_session_destroy(session);
     return die("--transport nccl: " +
                    std::string(useGpu ? error : "needs the GPUs, not --cpu"),
-               pipe_rt::ExitUsage);
+               useGpu ? pipe_rt::ExitError : pipe_rt::ExitUsage);
   }
 #endif
 

@@ -37,7 +37,7 @@ namespace {
 struct LaneSet {
   std::mutex mu;
   std::vector<std::unique_ptr<Lanes>> lanes;
-  std::unique_ptr<NcclCopies> nccl;
+  std::shared_ptr<NcclCopies> nccl;
 };
 
 const char *laneName(Lane lane) {
@@ -97,7 +97,7 @@ public:
 
   std::vector<std::unique_ptr<Device>> devices;
   /// Device-to-device copies through NCCL when set.
-  NcclCopies *nccl = nullptr;
+  std::shared_ptr<NcclCopies> nccl;
 
   bool hostAccessible() const override { return false; }
   bool hookAllocsOnDevice() const override { return false; }
@@ -443,7 +443,7 @@ public:
     if (useNccl) {
       if (int st = attachNccl(numDevices, error))
         return st;
-      mem->nccl = lanes->nccl.get();
+      mem->nccl = lanes->nccl;
     }
     out = std::move(mem);
     return PIPE_RT_OK;
@@ -454,12 +454,13 @@ public:
 
 private:
   /// Communicators covering the GPUs of the first `numDevices` lanes
-  /// (lanes->mu held): those of an earlier run when they do, else new ones.
+  /// (lanes->mu held): those of an earlier run when they do and no error
+  /// aborted them, else new ones.
   int attachNccl(int numDevices, std::string &error) {
     std::vector<Gpu *> gpus;
     if (lanes->nccl)
       gpus = lanes->nccl->gpus();
-    bool covered = lanes->nccl != nullptr;
+    bool covered = lanes->nccl && !lanes->nccl->aborted();
     for (int d = 0; d < numDevices; ++d) {
       Lanes *l = lanes->lanes[d].get();
       if (l && std::find(gpus.begin(), gpus.end(), l->gpu) == gpus.end()) {

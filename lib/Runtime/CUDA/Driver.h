@@ -116,7 +116,6 @@ constexpr uint64_t kBlasWorkspaceBytes = uint64_t(32) << 20; // Hopper's
 int attachBlasWorkspace(Gpu &g, cublasHandle_t handle, void **workspace,
                         std::string &error);
 
-/// Set while a block function runs on this thread.
 /// Device-to-device copies through NCCL (pipe_rt_cuda_session_use_nccl):
 /// one communicator rank per GPU of the process (ncclCommInitAll); a copy is
 /// a send on the source GPU's rank and a recv on the destination GPU's, in
@@ -134,6 +133,9 @@ public:
   static bool built(std::string &error);
   virtual ~NcclCopies() = default;
   virtual const std::vector<Gpu *> &gpus() const = 0;
+  /// Whether an error aborted the communicators (a new NcclCopies is then
+  /// needed).
+  virtual bool aborted() const = 0;
   /// Copies `bytes` from `src` on `from` to `dst` on `to`, receiving on
   /// `stream` (a stream of `to`); done when it returns.
   virtual int copy(Gpu &to, CUstream stream, void *dst, Gpu &from,
@@ -141,6 +143,7 @@ public:
                    const std::string &what, std::string &error) = 0;
 };
 
+/// Set while a block function runs on this thread.
 struct CallContext {
   Lanes *lanes = nullptr;
   double watchdog = 60;

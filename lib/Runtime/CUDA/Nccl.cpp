@@ -66,34 +66,52 @@ bool pipe_rt::cuda::NcclCopies::built(std::string &error) {
 
 namespace {
 
-/// Polls `stream` and the communicator until the queued NCCL work is done;
-/// aborts (and nulls) `comm` on an error or the watchdog.
-int waitNccl(ncclComm_t &comm, CUstream stream, double seconds,
+/// NCCL work queued on `stream` (of `gpu`) for communicator `comm`.
+struct NcclWork {
+  ncclComm_t &comm;
+  CUstream stream;
+  Gpu &gpu;
+};
+
+/// Polls the streams and the communicators of `work` until all of it is
+/// done; on an error of any or the watchdog, aborts (and nulls) every one.
+int waitNccl(const std::vector<NcclWork> &work, double seconds,
              const std::string &what, std::string &error) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  auto abortAll = [&] {
+    for (const NcclWork &w : work)
+      if (w.comm) {
+        ncclCommAbort(w.comm);
+        w.comm = nullptr;
+      }
+  };
   while (true) {
-    CUresult r = cuStreamQuery(stream);
-    if (r == CUDA_SUCCESS)
+    bool done = true;
+    for (const NcclWork &w : work) {
+      makeCurrent(w.gpu);
+      CUresult r = cuStreamQuery(w.stream);
+      if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
+        error = what + ": " + driverError("cuStreamQuery", r);
+        abortAll();
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      done &= r == CUDA_SUCCESS;
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(w.comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        error = what + ": NCCL: " + ncclGetErrorString(async);
+        abortAll();
+        return PIPE_RT_DEVICE_ERROR;
+      }
+    }
+    if (done)
       return PIPE_RT_OK;
-    if (r != CUDA_ERROR_NOT_READY) {
-      error = what + ": " + driverError("cuStreamQuery", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
-    ncclResult_t async = ncclSuccess;
-    ncclCommGetAsyncError(comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress) {
-      error = what + ": NCCL: " + ncclGetErrorString(async);
-      ncclCommAbort(comm);
-      comm = nullptr;
-      return PIPE_RT_DEVICE_ERROR;
-    }
     if (std::chrono::steady_clock::now() > deadline) {
       error = format("%s did not finish within %g s (watchdog); the "
                      "communicator was aborted",
                      what.c_str(), seconds);
-      ncclCommAbort(comm);
-      comm = nullptr;
+      abortAll();
       return PIPE_RT_TIMEOUT;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -143,6 +161,10 @@ public:
   }
 
   const std::vector<Gpu *> &gpus() const override { return members; }
+  bool aborted() const override {
+    std::lock_guard<std::mutex> lock(mu);
+    return wasAborted;
+  }
 
   int copy(Gpu &to, CUstream stream, void *dst, Gpu &from, const void *src,
            uint64_t bytes, double watchdog, const std::string &what,
@@ -157,7 +179,7 @@ public:
               " has no NCCL communicator";
       return PIPE_RT_DEVICE_ERROR;
     }
-    if (aborted) {
+    if (wasAborted) {
       error = what + ": the NCCL communicators were aborted by an earlier "
                      "error";
       return PIPE_RT_DEVICE_ERROR;
@@ -176,17 +198,15 @@ public:
         error = what + ": NCCL send/recv: " + ncclGetErrorString(x);
         status = PIPE_RT_DEVICE_ERROR;
       }
-    // The group may leave another GPU current; each stream is polled in
-    // its own context.
-    makeCurrent(to);
-    if (status == PIPE_RT_OK)
-      status = waitNccl(comms[dstRank], stream, watchdog, what, error);
-    if (status == PIPE_RT_OK && sendStream != stream) {
-      makeCurrent(from);
-      status = waitNccl(comms[srcRank], sendStream, watchdog, what, error);
+    if (status == PIPE_RT_OK) {
+      std::vector<NcclWork> work = {{comms[dstRank], stream, to}};
+      if (sendStream != stream)
+        work.push_back({comms[srcRank], sendStream, from});
+      status = waitNccl(work, watchdog, what, error);
     }
     if (status != PIPE_RT_OK)
       abortAll();
+    // The group and the polling may leave another GPU current.
     makeCurrent(to);
     return status;
   }
@@ -200,7 +220,7 @@ private:
   }
   /// After an error no later copy may meet a half-finished one.
   void abortAll() {
-    aborted = true;
+    wasAborted = true;
     for (ncclComm_t &c : comms)
       if (c) {
         ncclCommAbort(c);
@@ -211,8 +231,8 @@ private:
   std::vector<Gpu *> members;
   std::vector<ncclComm_t> comms;
   std::vector<CUstream> sendStreams;
-  std::mutex mu;
-  bool aborted = false;
+  mutable std::mutex mu;
+  bool wasAborted = false;
 };
 
 } // namespace
@@ -280,7 +300,8 @@ extern "C" int pipe_rt_cuda_nccl_self_test(int ordinal, uint64_t bytes,
   }
   if (status == PIPE_RT_OK) {
     std::string e;
-    if (int st = waitNccl(comm, stream, watchdog, where + " self send/recv", e))
+    if (int st = waitNccl({{comm, stream, *g}}, watchdog,
+                          where + " self send/recv", e))
       failWith(st, e);
   }
   if (status == PIPE_RT_OK) {
@@ -290,7 +311,8 @@ extern "C" int pipe_rt_cuda_nccl_self_test(int ordinal, uint64_t bytes,
                std::string("all-reduce: ") + ncclGetErrorString(x));
     std::string e;
     if (status == PIPE_RT_OK)
-      if (int st = waitNccl(comm, stream, watchdog, where + " all-reduce", e))
+      if (int st = waitNccl({{comm, stream, *g}}, watchdog,
+                            where + " all-reduce", e))
         failWith(st, e);
   }
   if (status == PIPE_RT_OK) {

@@ -41,8 +41,10 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
     // The ranks sharing this host's memory: their order picks the GPUs.
     MPI_Comm host;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, myRank,
-                            MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    hostFound =
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, myRank,
+                            MPI_INFO_NULL, &host) == MPI_SUCCESS;
+    if (hostFound) {
       MPI_Comm_rank(host, &hostRank);
       MPI_Comm_free(&host);
     }
@@ -65,6 +67,8 @@ public:
   int rank() const override { return myRank; }
   int size() const override { return worldSize; }
   int localRank() const override { return hostRank; }
+  /// Whether MPI told which ranks share this host.
+  bool knowsHost() const { return hostFound; }
   int maxTag() const override { return tagUpperBound; }
 
   int isend(Channel channel, int peer, int tag, const void *data,
@@ -156,6 +160,7 @@ private:
 
   bool initialized;
   int myRank = 0, worldSize = 1, hostRank = 0, tagUpperBound = 32767;
+  bool hostFound = false;
   MPI_Comm comms[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   std::mutex mu;
   std::map<uint64_t, Posted> requests;
@@ -190,5 +195,11 @@ std::shared_ptr<Transport> pipe_rt::createMpiTransport(int *argc, char ***argv,
       return nullptr;
     }
   }
-  return std::make_shared<MPITransport>(!already);
+  auto transport = std::make_shared<MPITransport>(!already);
+  if (!transport->knowsHost()) {
+    error = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: the ranks "
+            "sharing this host are unknown";
+    return nullptr;
+  }
+  return transport;
 }
