@@ -23,10 +23,16 @@
 // with the bucketed all-reduce of the transport ABI.
 // RUN: pipe-train --data-parallel 2 --devices 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/buckets --compile-only -O 0 --steps 3 > /dev/null
 // RUN: llvm-nm %t/buckets/program.o | FileCheck %s --check-prefix=NM-BUCKETS
+//
+// With --ranks the command for the GPU machine runs the program as MPI ranks
+// (pipe-runner-cuda stages transfers across ranks through host memory).
+// RUN: pipe-train --ranks 4 --data-parallel 2 --devices 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/ranks --compile-only -O 0 --steps 3 | FileCheck %s --check-prefix=RANKS
+// RANKS: train it there: cd {{.*}}ranks && mpirun -np 4 pipe-runner-cuda ./program.so --weights weights.safetensors $(cat args) --transport mpi --data-parallel 2
 // NM-BUCKETS-DAG: U pipe_rt_comm_allreduce_start
 // NM-BUCKETS-DAG: U pipe_rt_comm_bucket_buffer
 
 // CHECK: == CUDA artifact in {{.*}}case: program.o/.so (sm_90, GEMMs f32), cpu.so (reference), weights.safetensors, args
+// CHECK: train it there: cd {{.*}}case && pipe-runner-cuda ./program.so --weights weights.safetensors $(cat args){{$}}
 
 // FILES-DAG: args
 // FILES-DAG: cpu.so

@@ -153,7 +153,8 @@ Output:
                          for the CPU, as its reference (scripts/gpu-check)
   --ranks N              compile once, then train as N MPI ranks (one
                          process per device): mpirun -np N pipe-runner
-                         with the artifact (docs/distributed.md)
+                         with the artifact (docs/distributed.md); with
+                         --target cuda the command for the GPU machine
   --data-parallel R      R replicas of the pipeline, each on its share of
                          every step's micro-batches (--batch is per
                          replica): in this process, or with --ranks each on
@@ -621,8 +622,8 @@ void setScheduleOptions(const CompileFlags &flags,
 }
 
 /// --target cuda: DIR/program.o (+ .so where it links), DIR/cpu.so with
-/// the same program for the host as the reference, DIR/args, then
-/// pipe-runner-cuda unless --compile-only.
+/// the same program for the host as the reference, DIR/args, and the
+/// command that trains it on the GPU machine (with --ranks, as MPI ranks).
 int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
                    const std::vector<std::string> &rest) {
   OwningOpRef<ModuleOp> cpu = module.clone();
@@ -656,6 +657,15 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
               "then scripts/gpu-check run OUT there\n",
               dir.str().c_str(), flags.chip.c_str(),
               flags.gemmPrecision.c_str());
+  std::string launch =
+      flags.ranks > 0 ? "mpirun -np " + std::to_string(flags.ranks) + " " : "";
+  std::string distributed = flags.ranks > 0
+                                ? " --transport mpi --data-parallel " +
+                                      std::to_string(flags.dataParallel)
+                                : "";
+  std::printf("   train it there: cd %s && %spipe-runner-cuda ./program.so "
+              "--weights weights.safetensors $(cat args)%s\n",
+              dir.str().c_str(), launch.c_str(), distributed.c_str());
   return pipe_rt::ExitOk;
 }
 
@@ -974,11 +984,6 @@ int main(int argc, char **argv) {
                     " each rank runs whole data-parallel replicas on its own "
                     "parameter server; give --data-parallel a multiple of " +
                     std::to_string(flags.ranks),
-                pipe_rt::ExitUsage);
-  if (flags.ranks > 0 && flags.target == "cuda")
-    return fail("--ranks: GPU runs across ranks need a GPU transport "
-                "(NCCL), which pipe-runner-cuda does not have yet; the MPI "
-                "transport moves host memory",
                 pipe_rt::ExitUsage);
   if (!trainer.weights.empty())
     return fail("--weights is pipe-runner's; pipe-train starts from the "
