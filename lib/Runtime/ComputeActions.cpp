@@ -1190,16 +1190,11 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
   for (int p : ids) {
     const TypeInfo &t = m.types[m.params[p].type];
     BufferPtr grad = gradientOf(ctx, p, step);
-    if (grad) {
-      std::vector<unsigned char> staging;
-      std::string error;
-      int st;
-      const unsigned char *values =
-          run.memory.hostView(Lane::Compute, *grad, staging, error, st);
-      if (st != PIPE_RT_OK)
+    std::string error;
+    if (grad)
+      if (int st = run.memory.hostRead(Lane::Compute, packed->data() + offset,
+                                       *grad, t.bytes(), error))
         return fail(ctx, st, what + ": " + error);
-      std::memcpy(packed->data() + offset, values, t.bytes());
-    }
     offset += t.bytes();
   }
   ctx->comm.bucket.packed = packed;

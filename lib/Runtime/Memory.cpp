@@ -117,6 +117,15 @@ const unsigned char *RunMemory::hostView(Lane lane, const Buffer &b,
   return staging.data();
 }
 
+int RunMemory::hostRead(Lane lane, void *dst, const Buffer &src, uint64_t bytes,
+                        std::string &error) {
+  if (src.device < 0 || memory->hostAccessible()) {
+    std::memcpy(dst, src.data, bytes);
+    return PIPE_RT_OK;
+  }
+  return toHost(lane, dst, src, bytes, error);
+}
+
 int RunMemory::hostWrite(Lane lane, Buffer &dst, const void *src,
                          uint64_t bytes, std::string &error) {
   if (dst.device < 0 || memory->hostAccessible()) {

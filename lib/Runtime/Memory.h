@@ -73,8 +73,10 @@ public:
   const unsigned char *hostView(Lane lane, const Buffer &b,
                                 std::vector<unsigned char> &staging,
                                 std::string &error, int &status);
-  /// Writes host bytes into a buffer: directly when the host can address
-  /// it, else a copy on `lane` (hostView's counterpart).
+  /// Reads a buffer's bytes into host memory, or writes host bytes into a
+  /// buffer: directly when the host can address it, else a copy on `lane`.
+  int hostRead(Lane lane, void *dst, const Buffer &src, uint64_t bytes,
+               std::string &error);
   int hostWrite(Lane lane, Buffer &dst, const void *src, uint64_t bytes,
                 std::string &error);
   /// Bytes copied so far by `device` on `lane`.

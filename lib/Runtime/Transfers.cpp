@@ -452,16 +452,11 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
     uint64_t at = 0;
     for (size_t i = 0; i < refs.size(); ++i) {
       uint64_t bytes = valueType(m, (*values)[i]).bytes();
-      if (refs[i]) {
-        std::vector<unsigned char> staging;
-        std::string error;
-        int st;
-        const unsigned char *host =
-            run.memory.hostView(Lane::Compute, *refs[i], staging, error, st);
-        if (st != PIPE_RT_OK)
+      std::string error;
+      if (refs[i])
+        if (int st = run.memory.hostRead(Lane::Compute, payload.data() + at,
+                                         *refs[i], bytes, error))
           return fail(ctx, st, what + ": " + error);
-        std::memcpy(payload.data() + at, host, bytes);
-      }
       at += bytes;
     }
   }
