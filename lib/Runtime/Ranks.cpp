@@ -671,5 +671,7 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
     if (!checkScheduleFitsRanks(session->manifest, sched, ranks, error))
       return PIPE_RT_INVALID_ARGUMENT;
   session->ranks = std::move(ranks);
-  return PIPE_RT_OK;
+  // The rank runs only its own devices: the host optimizer's default share
+  // of the cores follows.
+  return resizeHostOptimizer(*session, error);
 }

@@ -40,18 +40,41 @@ void copyError(const std::string &msg, char *error, size_t size) {
 /// core: on 2 cores the width-scaled delayed L2L step is 2.1% faster with 1
 /// worker than with 2 (docs/benchmarks.md), while plain L2L, whose device
 /// waits for the last updates, is 4.6% faster with both.
-unsigned defaultOptimizerThreads(const Manifest &m) {
+} // namespace
+
+unsigned pipe_rt::defaultOptimizerThreads(const pipe_rt_session &session) {
   unsigned cores = processCores();
-  // In-process replicas are device threads of this process too.
+  // The device threads of this process: in-process replicas count, the
+  // devices of other ranks do not.
   unsigned busyDevices = 0;
-  for (const ScheduleInfo &x : m.schedules)
-    if (x.overlapsHostUpdates())
-      busyDevices =
-          std::max(busyDevices, unsigned(x.devices) * unsigned(x.replicas));
+  for (const ScheduleInfo &x : session.manifest.schedules) {
+    if (!x.overlapsHostUpdates())
+      continue;
+    unsigned own = 0;
+    for (int d = 0; d < x.devices; ++d)
+      own += session.ranks.isLocal(d);
+    busyDevices =
+        std::max(busyDevices, own * unsigned(inProcessReplicas(session, x)));
+  }
   return cores > busyDevices ? cores - busyDevices : 1;
 }
 
-} // namespace
+int pipe_rt::resizeHostOptimizer(pipe_rt_session &session, std::string &error) {
+  unsigned threads = session.options.optimizer_threads
+                         ? session.options.optimizer_threads
+                         : defaultOptimizerThreads(session);
+  if (session.optimizer &&
+      pipe_rt_host_optimizer_num_threads(session.optimizer) == threads)
+    return PIPE_RT_OK;
+  pipe_rt_host_optimizer_destroy(session.optimizer);
+  session.optimizer = pipe_rt_host_optimizer_create(threads);
+  if (!session.optimizer) {
+    error = "cannot start the host optimizer's " + std::to_string(threads) +
+            " threads";
+    return PIPE_RT_OUT_OF_MEMORY;
+  }
+  return PIPE_RT_OK;
+}
 
 extern "C" {
 
@@ -187,14 +210,11 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
   s->weightsPath = path;
   s->options.weights_path = s->weightsPath.c_str();
   s->peak.assign(maxDevices, 0);
-  s->optimizer = pipe_rt_host_optimizer_create(
-      options->optimizer_threads ? options->optimizer_threads
-                                 : defaultOptimizerThreads(m));
-  if (!s->optimizer)
-    return bad(PIPE_RT_OUT_OF_MEMORY,
-               "cannot start the host optimizer's threads (" +
-                   std::to_string(options->optimizer_threads) +
-                   " asked, 0 = one per core)");
+  {
+    std::string error;
+    if (int st = resizeHostOptimizer(*s, error))
+      return bad(st, error);
+  }
   s->traceEpoch = std::chrono::steady_clock::now();
   *out = s.release();
   return PIPE_RT_OK;

@@ -193,6 +193,15 @@ inline int inProcessReplicas(const pipe_rt_session &session,
                                  : sched.replicas;
 }
 
+/// The host optimizer's threads by default (optimizer_threads 0): the cores
+/// of this process left over by the device threads of the schedules that
+/// overlap host updates with compute (at least 1); see Session.cpp.
+unsigned defaultOptimizerThreads(const pipe_rt_session &session);
+
+/// (Re)creates the session's host optimizer with its option's threads, or
+/// the default for the session's ranks; a no-op when it has that many.
+int resizeHostOptimizer(pipe_rt_session &session, std::string &error);
+
 /// The weights changed outside a run: no bf16 shadow matches them now.
 inline void invalidatePsShadows(pipe_rt_session &session) {
   for (pipe_rt_session::PsShadow &shadow : session.psShadows)

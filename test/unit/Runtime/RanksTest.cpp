@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Ranks.h"
+#include "Cores.h"
 
 #include "pipe/Runtime/Status.h"
 #include "pipe/Runtime/Transport.h"
@@ -197,6 +198,28 @@ TEST(Ranks, EachRankOpensOnlyItsDevicesAtItsPlaceOnTheHost) {
   data.replicas = 2;
   data.ranksPerReplica = 2;
   EXPECT_EQ(placesOnHost(data, 2, 2), (std::vector<int>{-1, 1}));
+}
+
+TEST(Ranks, HostOptimizerDefaultCountsOnlyThisRanksDevices) {
+  // A parameter-server schedule overlapping host updates with compute,
+  // 1 device x 4 replicas: in one process its 4 device threads each keep a
+  // core; as one of 2 ranks (2 replicas each) only this rank's 2 do.
+  Hub hub;
+  pipe_rt_session session;
+  ScheduleInfo sched;
+  sched.steps = 2;
+  sched.replicas = 4;
+  sched.psStage = {true};
+  session.manifest.schedules.push_back(sched);
+  unsigned cores = processCores();
+  auto leftOver = [&](unsigned busy) {
+    return cores > busy ? cores - busy : 1;
+  };
+  EXPECT_EQ(defaultOptimizerThreads(session), leftOver(4));
+  session.ranks.transport = std::make_shared<LoopbackTransport>(hub, 1, 2);
+  session.ranks.replicas = 2;
+  session.ranks.replicasPerRank = 2;
+  EXPECT_EQ(defaultOptimizerThreads(session), leftOver(2));
 }
 
 } // namespace
