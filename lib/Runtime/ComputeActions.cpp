@@ -871,6 +871,129 @@ int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
   return PIPE_RT_OK;
 }
 
+/// A bucket's packed gradients split into one contiguous range of whole
+/// elements per replica, of nearly equal counts: replica q owns bytes
+/// [at[q], at[q + 1]).
+std::vector<uint64_t>
+bucketRanges(const Manifest &m, const std::vector<int> &params, int replicas) {
+  uint64_t numel = 0;
+  for (int p : params)
+    numel += uint64_t(m.types[m.params[p].type].numel);
+  auto byteOffset = [&](uint64_t element) {
+    uint64_t bytes = 0;
+    for (int p : params) {
+      const TypeInfo &t = m.types[m.params[p].type];
+      if (element <= uint64_t(t.numel))
+        return bytes + element * t.elemSize;
+      element -= uint64_t(t.numel);
+      bytes += t.bytes();
+    }
+    return bytes;
+  };
+  std::vector<uint64_t> at;
+  for (int q = 0; q <= replicas; ++q)
+    at.push_back(byteOffset(numel * uint64_t(q) / uint64_t(replicas)));
+  return at;
+}
+
+/// Writes over bytes [lo, hi) of the packed bucket at `packed` the sum over
+/// the replicas, in replica order, of their values there (`partOf(q)`:
+/// replica q's bytes from lo on), element by element in each param's type
+/// and from zero, as storeReplicaSum adds.
+template <typename T>
+void sumReplicas(unsigned char *out, uint64_t n, uint64_t from,
+                 const std::function<const unsigned char *(int)> &partOf,
+                 int replicas) {
+  for (uint64_t i = 0; i < n; ++i) {
+    T total = 0;
+    for (int q = 0; q < replicas; ++q) {
+      T v;
+      std::memcpy(&v, partOf(q) + from + i * sizeof(T), sizeof(T));
+      total += v;
+    }
+    std::memcpy(out + from + i * sizeof(T), &total, sizeof(T));
+  }
+}
+
+void sumOwnedRange(const Manifest &m, const std::vector<int> &params,
+                   uint64_t lo, uint64_t hi,
+                   const std::function<const unsigned char *(int)> &partOf,
+                   int replicas, unsigned char *packed) {
+  uint64_t start = 0;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    uint64_t begin = std::max(lo, start), end = std::min(hi, start + t.bytes());
+    start += t.bytes();
+    if (begin >= end || !t.isFloat())
+      continue;
+    uint64_t n = (end - begin) / t.elemSize;
+    if (t.dtype == DType::F64)
+      sumReplicas<double>(packed + lo, n, begin - lo, partOf, replicas);
+    else
+      sumReplicas<float>(packed + lo, n, begin - lo, partOf, replicas);
+  }
+}
+
+/// Completes a bucket summed over R > 2 replicas of other ranks by owners
+/// (startOwnedBucket sent each owner its range): sums this replica's range,
+/// sends the sum to every other replica and takes theirs, and makes each
+/// param's gradient the summed values. The same bits as finishRemoteBucket:
+/// each element is added in replica order from zero.
+int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                      int step, Exchange &toOwners,
+                      std::vector<unsigned char> &packed,
+                      const std::string &what, std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  double t0 = run.now();
+  int replicas = run.ranks.replicas, me = run.ranks.replica();
+  std::vector<uint64_t> at = bucketRanges(m, params, replicas);
+  if (int st = finishExchange(run, toOwners, error))
+    return st;
+  uint64_t lo = at[size_t(me)], hi = at[size_t(me) + 1];
+  sumOwnedRange(
+      m, params, lo, hi,
+      [&](int q) {
+        return q == me ? packed.data() + lo : toOwners.theirs[q].data();
+      },
+      replicas, packed.data());
+  Exchange fromOwners;
+  fromOwners.peers = toOwners.peers;
+  for (Exchange::Peer &peer : fromOwners.peers) {
+    peer.out = packed.data() + lo;
+    peer.outBytes = hi - lo;
+    peer.inBytes = at[size_t(peer.key) + 1] - at[size_t(peer.key)];
+  }
+  if (int st = startExchangeEach(run, fromOwners, error))
+    return st;
+  if (int st = finishExchange(run, fromOwners, error))
+    return st;
+  for (auto &[q, sum] : fromOwners.theirs)
+    std::memcpy(packed.data() + at[size_t(q)], sum.data(), sum.size());
+  uint64_t offset = 0;
+  DeviceState &ds = deviceOf(ctx);
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    uint64_t from = offset;
+    offset += t.bytes();
+    // No gradient here means none on any replica (the same program).
+    if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
+      continue;
+    BufferPtr total;
+    if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(), total,
+                                  error))
+      return st;
+    if (int st = run.memory.hostWrite(Lane::Compute, *total,
+                                      packed.data() + from, t.bytes(), error))
+      return st;
+    std::lock_guard<std::mutex> lock(ds.mu);
+    ds.grads[{p, step}] = total;
+  }
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -1247,8 +1370,9 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
       }
       return int(PIPE_RT_OK);
     };
-  } else if (run.ranks.transport && run.ranks.replicas > 1) {
-    // The bytes leave now; the sum happens at the wait.
+  } else if (run.ranks.transport && run.ranks.replicas == 2) {
+    // The bytes leave now (all of them, the least two replicas can send);
+    // the sum happens at the wait.
     auto x = std::make_shared<Exchange>();
     replicaExchange(run, ctx->device, params.front(), step, *x);
     std::string error;
@@ -1256,6 +1380,25 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
       return -fail(ctx, st, what + ": " + error);
     token->onDone = [ctx, params, step, what, x, packed](std::string &error) {
       return finishRemoteBucket(ctx, params, step, *x, what, error);
+    };
+  } else if (run.ranks.transport && run.ranks.replicas > 2) {
+    // Each replica owns a range of the bucket: the others' values of it
+    // leave now, and at the wait each owner's sum goes back to the others:
+    // 2 (R - 1) / R of the bucket each way, as a ring all-reduce moves.
+    auto x = std::make_shared<Exchange>();
+    replicaExchange(run, ctx->device, params.front(), step, *x);
+    std::vector<uint64_t> at = bucketRanges(*run.m, params, run.ranks.replicas);
+    size_t me = size_t(run.ranks.replica());
+    for (Exchange::Peer &peer : x->peers) {
+      peer.out = packed->data() + at[size_t(peer.key)];
+      peer.outBytes = at[size_t(peer.key) + 1] - at[size_t(peer.key)];
+      peer.inBytes = at[me + 1] - at[me];
+    }
+    std::string error;
+    if (int st = startExchangeEach(run, *x, error))
+      return -fail(ctx, st, what + ": " + error);
+    token->onDone = [ctx, params, step, what, x, packed](std::string &error) {
+      return finishOwnedBucket(ctx, params, step, *x, *packed, what, error);
     };
   }
   return run.transfers->addToken(ctx->device, std::move(token));

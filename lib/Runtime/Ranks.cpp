@@ -457,21 +457,30 @@ int meetingTag(const RunState &run, int slot, int step, int from, int to) {
 
 int pipe_rt::startExchange(RunState &run, Exchange &x, const void *mine,
                            uint64_t bytes, std::string &error) {
+  for (Exchange::Peer &peer : x.peers) {
+    peer.out = mine;
+    peer.outBytes = peer.inBytes = bytes;
+  }
+  return startExchangeEach(run, x, error);
+}
+
+int pipe_rt::startExchangeEach(RunState &run, Exchange &x, std::string &error) {
   Transport &t = *run.ranks.transport;
   auto channel = Transport::Channel::Meetings;
   x.requests.assign(x.peers.size(), {});
   for (size_t i = 0; i < x.peers.size(); ++i) {
     const Exchange::Peer &peer = x.peers[i];
     std::vector<unsigned char> &in = x.theirs[peer.key];
-    in.resize(bytes);
+    in.resize(peer.inBytes);
     if (int st = post(t, true, channel, peer.rank, peer.sendTag,
-                      const_cast<void *>(mine), bytes, x.requests[i], error))
+                      const_cast<void *>(peer.out), peer.outBytes,
+                      x.requests[i], error))
       return st;
     if (int st = post(t, false, channel, peer.rank, peer.recvTag, in.data(),
-                      bytes, x.requests[i], error))
+                      peer.inBytes, x.requests[i], error))
       return st;
-    t.sentBytes += bytes;
-    t.receivedBytes += bytes;
+    t.sentBytes += peer.outBytes;
+    t.receivedBytes += peer.inBytes;
   }
   return PIPE_RT_OK;
 }

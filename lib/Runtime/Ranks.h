@@ -75,15 +75,18 @@ int exchangeWithReplicas(RunState &run, int device, int param, int step,
                          std::map<int, std::vector<unsigned char>> &theirs,
                          std::string &error);
 
-/// Messages exchanged with peers, each way: posted by startExchange,
-/// completed by finishExchange (which names a late peer). `theirs` and the
-/// data sent must stay in place until then.
+/// Messages exchanged with peers, each way: posted by startExchange (or
+/// startExchangeEach), completed by finishExchange (which names a late
+/// peer). `theirs` and the data sent must stay in place until then.
 struct Exchange {
   /// The device (or replica) a peer stands for, its rank, the tags of the
-  /// message each way and what a late peer is called.
+  /// message each way and what a late peer is called; for
+  /// startExchangeEach, what goes to it and how many bytes come back.
   struct Peer {
     int key, rank, sendTag, recvTag;
     std::string name;
+    const void *out = nullptr;
+    uint64_t outBytes = 0, inBytes = 0;
   };
   std::vector<Peer> peers;
   std::vector<std::vector<uint64_t>> requests;
@@ -92,6 +95,8 @@ struct Exchange {
 };
 int startExchange(RunState &run, Exchange &x, const void *mine, uint64_t bytes,
                   std::string &error);
+/// Each peer's own message (`out`, `outBytes`) and `inBytes` from it.
+int startExchangeEach(RunState &run, Exchange &x, std::string &error);
 int finishExchange(RunState &run, Exchange &x, std::string &error);
 /// The peers of `device`'s exchange with the same device of every other
 /// replica, for meeting slot `slot` (a param, or a bucket's first param)
