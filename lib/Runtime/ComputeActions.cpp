@@ -742,6 +742,14 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
 /// replica). Nothing to do with one replica, or where the step left the
 /// param without a gradient (then on every replica alike: they run one
 /// program).
+int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
+                     int step, std::vector<unsigned char> &packed, Exchange &x,
+                     std::string &error);
+int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                      int step, Exchange &toOwners,
+                      std::vector<unsigned char> &packed,
+                      const std::string &what, std::string &error);
+
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
@@ -750,8 +758,20 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
     return sumOverLocalReplicas(ctx, param, step, t, what, grad);
   if (run.ranks.replicas == 1 || !grad)
     return PIPE_RT_OK;
-  std::map<int, std::vector<unsigned char>> theirs;
   std::string error;
+  if (run.ranks.replicas > 2) {
+    // The param as a bucket of one, summed by owners at once.
+    std::vector<unsigned char> packed(t.bytes());
+    Exchange x;
+    int st = run.memory.hostRead(Lane::Compute, packed.data(), *grad, t.bytes(),
+                                 error);
+    if (st == PIPE_RT_OK)
+      st = startOwnedBucket(run, ctx->device, {param}, step, packed, x, error);
+    if (st == PIPE_RT_OK)
+      st = finishOwnedBucket(ctx, {param}, step, x, packed, what, error);
+    return st == PIPE_RT_OK ? st : fail(ctx, st, what + ": " + error);
+  }
+  std::map<int, std::vector<unsigned char>> theirs;
   double t0 = run.now();
   std::vector<unsigned char> staging;
   int st;
@@ -932,6 +952,25 @@ void sumOwnedRange(const Manifest &m, const std::vector<int> &params,
     else
       sumReplicas<float>(packed + lo, n, begin - lo, partOf, replicas);
   }
+}
+
+/// Data parallelism over R > 2 replicas on ranks, with a ring all-reduce's
+/// volume (2 (R - 1) / R of the bytes each way): each replica owns a range
+/// of the packed gradients `packed` (bucketRanges); this sends every other
+/// owner this replica's values of its range and receives those of its own
+/// range, into `x`; finishOwnedBucket completes it.
+int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
+                     int step, std::vector<unsigned char> &packed, Exchange &x,
+                     std::string &error) {
+  replicaExchange(run, device, params.front(), step, x);
+  std::vector<uint64_t> at = bucketRanges(*run.m, params, run.ranks.replicas);
+  size_t me = size_t(run.ranks.replica());
+  for (Exchange::Peer &peer : x.peers) {
+    peer.out = packed.data() + at[size_t(peer.key)];
+    peer.outBytes = at[size_t(peer.key) + 1] - at[size_t(peer.key)];
+    peer.inBytes = at[me + 1] - at[me];
+  }
+  return startExchangeEach(run, x, error);
 }
 
 /// Completes a bucket summed over R > 2 replicas of other ranks by owners
@@ -1383,19 +1422,11 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
     };
   } else if (run.ranks.transport && run.ranks.replicas > 2) {
     // Each replica owns a range of the bucket: the others' values of it
-    // leave now, and at the wait each owner's sum goes back to the others:
-    // 2 (R - 1) / R of the bucket each way, as a ring all-reduce moves.
+    // leave now, and at the wait each owner's sum goes back to the others.
     auto x = std::make_shared<Exchange>();
-    replicaExchange(run, ctx->device, params.front(), step, *x);
-    std::vector<uint64_t> at = bucketRanges(*run.m, params, run.ranks.replicas);
-    size_t me = size_t(run.ranks.replica());
-    for (Exchange::Peer &peer : x->peers) {
-      peer.out = packed->data() + at[size_t(peer.key)];
-      peer.outBytes = at[size_t(peer.key) + 1] - at[size_t(peer.key)];
-      peer.inBytes = at[me + 1] - at[me];
-    }
     std::string error;
-    if (int st = startExchangeEach(run, *x, error))
+    if (int st = startOwnedBucket(run, ctx->device, params, step, *packed, *x,
+                                  error))
       return -fail(ctx, st, what + ": " + error);
     token->onDone = [ctx, params, step, what, x, packed](std::string &error) {
       return finishOwnedBucket(ctx, params, step, *x, *packed, what, error);

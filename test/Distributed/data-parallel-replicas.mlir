@@ -5,8 +5,9 @@
 // wait, so a rank sends 2 (R - 1) / R = 1.5 times its gradients' bytes per
 // step (a ring all-reduce's volume; each rank sent all of them to every
 // other replica before, 3 times). The sums are those of the replicas in one
-// process bit for bit, with one bucket and with 19 buckets of at most 4 KiB
-// (whose ranges split params at element boundaries).
+// process bit for bit, with one bucket, with 19 buckets of at most 4 KiB
+// (whose ranges split params at element boundaries) and with one blocking
+// reduce_grad per param.
 // REQUIRES: mpi
 //
 // RUN: rm -rf %t && mkdir -p %t
@@ -26,6 +27,13 @@
 // RUN: %mpirun -np 4 pipe-runner %t/small.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --clip 0.05 --data-parallel 4 --log-json %t/small.jsonl --save-weights %t/small.st --profile %t/small.prof
 // RUN: %python %S/Inputs/same-run.py %t/inproc.jsonl %t/small.jsonl %t/inproc.st %t/small.st | FileCheck %s
 // RUN: %python %S/Inputs/sent-per-step.py %t/small.prof 4 4 %t/w0 | FileCheck %s --check-prefix=SENT
+// One blocking reduce_grad per param (reduce-bucket-bytes=0) sums the same
+// way, each param a bucket of one.
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 replicas=4" "--pipe-schedule=kind=1f1b microbatches=1 reduce-bucket-bytes=0" -o %t/blocking.mlir
+// RUN: pipe-compile %t/blocking.mlir -o %t/blocking.so -O 0
+// RUN: %mpirun -np 4 pipe-runner %t/blocking.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --clip 0.05 --data-parallel 4 --log-json %t/blocking.jsonl --save-weights %t/blocking.st --profile %t/blocking.prof
+// RUN: %python %S/Inputs/same-run.py %t/inproc.jsonl %t/blocking.jsonl %t/inproc.st %t/blocking.st | FileCheck %s
+// RUN: %python %S/Inputs/sent-per-step.py %t/blocking.prof 4 4 %t/w0 | FileCheck %s --check-prefix=SENT
 // The same on memory the host cannot address (staged through host memory).
 // RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/small.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --clip 0.05 --data-parallel 4 --log-json %t/staged.jsonl --save-weights %t/staged.st
 // RUN: %python %S/Inputs/same-run.py %t/inproc.jsonl %t/staged.jsonl %t/inproc.st %t/staged.st | FileCheck %s
