@@ -737,18 +737,19 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
+int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
+                     int step, std::vector<unsigned char> &packed, Exchange &x,
+                     std::string &error);
+int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                      int step, Exchange &toOwners, Exchange &fromOwners,
+                      std::vector<unsigned char> &packed,
+                      const std::string &what, std::string &error);
+
 /// Data parallelism: the device's gradient of `param` in `step` becomes the
 /// sum of every replica's, added in replica order (the same total on every
 /// replica). Nothing to do with one replica, or where the step left the
 /// param without a gradient (then on every replica alike: they run one
 /// program).
-int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
-                     int step, std::vector<unsigned char> &packed, Exchange &x,
-                     std::string &error);
-int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                      int step, Exchange &toOwners,
-                      std::vector<unsigned char> &packed,
-                      const std::string &what, std::string &error);
 
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
@@ -762,13 +763,15 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   if (run.ranks.replicas > 2) {
     // The param as a bucket of one, summed by owners at once.
     std::vector<unsigned char> packed(t.bytes());
-    Exchange x;
+    Exchange toOwners, fromOwners;
     int st = run.memory.hostRead(Lane::Compute, packed.data(), *grad, t.bytes(),
                                  error);
     if (st == PIPE_RT_OK)
-      st = startOwnedBucket(run, ctx->device, {param}, step, packed, x, error);
+      st = startOwnedBucket(run, ctx->device, {param}, step, packed, toOwners,
+                            error);
     if (st == PIPE_RT_OK)
-      st = finishOwnedBucket(ctx, {param}, step, x, packed, what, error);
+      st = finishOwnedBucket(ctx, {param}, step, toOwners, fromOwners, packed,
+                             what, error);
     return st == PIPE_RT_OK ? st : fail(ctx, st, what + ": " + error);
   }
   std::map<int, std::vector<unsigned char>> theirs;
@@ -916,29 +919,28 @@ bucketRanges(const Manifest &m, const std::vector<int> &params, int replicas) {
   return at;
 }
 
-/// Writes over bytes [lo, hi) of the packed bucket at `packed` the sum over
-/// the replicas, in replica order, of their values there (`partOf(q)`:
-/// replica q's bytes from lo on), element by element in each param's type
-/// and from zero, as storeReplicaSum adds.
+/// out[i] = the sum over the replicas, in replica order and from zero, of
+/// parts[q][i], for n elements of T: the adds of storeReplicaSum, element by
+/// element, with the replicas in the outer loop.
 template <typename T>
-void sumReplicas(unsigned char *out, uint64_t n, uint64_t from,
-                 const std::function<const unsigned char *(int)> &partOf,
-                 int replicas) {
-  for (uint64_t i = 0; i < n; ++i) {
-    T total = 0;
-    for (int q = 0; q < replicas; ++q) {
-      T v;
-      std::memcpy(&v, partOf(q) + from + i * sizeof(T), sizeof(T));
-      total += v;
-    }
-    std::memcpy(out + from + i * sizeof(T), &total, sizeof(T));
+void sumReplicas(unsigned char *out, uint64_t n,
+                 const std::vector<const unsigned char *> &parts) {
+  std::vector<T> total(n, T(0)), values(n);
+  for (const unsigned char *part : parts) {
+    std::memcpy(values.data(), part, n * sizeof(T));
+    for (uint64_t i = 0; i < n; ++i)
+      total[i] += values[i];
   }
+  std::memcpy(out, total.data(), n * sizeof(T));
 }
 
+/// Writes over bytes [lo, hi) of the packed bucket at `packed` the sum over
+/// the replicas, in replica order, of their values there (`parts[q]`:
+/// replica q's bytes from lo on), in each param's type.
 void sumOwnedRange(const Manifest &m, const std::vector<int> &params,
                    uint64_t lo, uint64_t hi,
-                   const std::function<const unsigned char *(int)> &partOf,
-                   int replicas, unsigned char *packed) {
+                   const std::vector<const unsigned char *> &parts,
+                   unsigned char *packed) {
   uint64_t start = 0;
   for (int p : params) {
     const TypeInfo &t = m.types[m.params[p].type];
@@ -946,11 +948,14 @@ void sumOwnedRange(const Manifest &m, const std::vector<int> &params,
     start += t.bytes();
     if (begin >= end || !t.isFloat())
       continue;
+    std::vector<const unsigned char *> at;
+    for (const unsigned char *part : parts)
+      at.push_back(part + (begin - lo));
     uint64_t n = (end - begin) / t.elemSize;
     if (t.dtype == DType::F64)
-      sumReplicas<double>(packed + lo, n, begin - lo, partOf, replicas);
+      sumReplicas<double>(packed + begin, n, at);
     else
-      sumReplicas<float>(packed + lo, n, begin - lo, partOf, replicas);
+      sumReplicas<float>(packed + begin, n, at);
   }
 }
 
@@ -979,7 +984,7 @@ int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
 /// param's gradient the summed values. The same bits as finishRemoteBucket:
 /// each element is added in replica order from zero.
 int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                      int step, Exchange &toOwners,
+                      int step, Exchange &toOwners, Exchange &fromOwners,
                       std::vector<unsigned char> &packed,
                       const std::string &what, std::string &error) {
   RunState &run = *ctx->run;
@@ -990,13 +995,10 @@ int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
   if (int st = finishExchange(run, toOwners, error))
     return st;
   uint64_t lo = at[size_t(me)], hi = at[size_t(me) + 1];
-  sumOwnedRange(
-      m, params, lo, hi,
-      [&](int q) {
-        return q == me ? packed.data() + lo : toOwners.theirs[q].data();
-      },
-      replicas, packed.data());
-  Exchange fromOwners;
+  std::vector<const unsigned char *> parts;
+  for (int q = 0; q < replicas; ++q)
+    parts.push_back(q == me ? packed.data() + lo : toOwners.theirs[q].data());
+  sumOwnedRange(m, params, lo, hi, parts, packed.data());
   fromOwners.peers = toOwners.peers;
   for (Exchange::Peer &peer : fromOwners.peers) {
     peer.out = packed.data() + lo;
@@ -1423,13 +1425,16 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
   } else if (run.ranks.transport && run.ranks.replicas > 2) {
     // Each replica owns a range of the bucket: the others' values of it
     // leave now, and at the wait each owner's sum goes back to the others.
-    auto x = std::make_shared<Exchange>();
+    // Both exchanges live with the token: a failed wait may leave messages
+    // posted.
+    auto x = std::make_shared<std::pair<Exchange, Exchange>>();
     std::string error;
-    if (int st = startOwnedBucket(run, ctx->device, params, step, *packed, *x,
-                                  error))
+    if (int st = startOwnedBucket(run, ctx->device, params, step, *packed,
+                                  x->first, error))
       return -fail(ctx, st, what + ": " + error);
     token->onDone = [ctx, params, step, what, x, packed](std::string &error) {
-      return finishOwnedBucket(ctx, params, step, *x, *packed, what, error);
+      return finishOwnedBucket(ctx, params, step, x->first, x->second, *packed,
+                               what, error);
     };
   }
   return run.transfers->addToken(ctx->device, std::move(token));
