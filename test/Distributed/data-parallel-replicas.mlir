@@ -34,6 +34,15 @@
 // RUN: %mpirun -np 4 pipe-runner %t/blocking.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --clip 0.05 --data-parallel 4 --log-json %t/blocking.jsonl --save-weights %t/blocking.st --profile %t/blocking.prof
 // RUN: %python %S/Inputs/same-run.py %t/inproc.jsonl %t/blocking.jsonl %t/inproc.st %t/blocking.st | FileCheck %s
 // RUN: %python %S/Inputs/sent-per-step.py %t/blocking.prof 4 4 %t/w0 | FileCheck %s --check-prefix=SENT
+// 4 replicas of a 2-device pipeline on 4 ranks of two devices each
+// (--devices-per-rank 2): both device threads of a rank exchange their own
+// buckets with their peers at once; the tied embedding, read on both
+// devices, is summed over the devices and then over the replicas.
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 replicas=4" "--pipe-schedule=kind=1f1b microbatches=1 reduce-bucket-bytes=4096" -o %t/pipe.mlir
+// RUN: pipe-compile %t/pipe.mlir -o %t/pipe.so -O 0
+// RUN: pipe-runner %t/pipe.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --log-json %t/pipe-inproc.jsonl --save-weights %t/pipe-inproc.st
+// RUN: %mpirun -np 4 pipe-runner %t/pipe.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --data-parallel 4 --devices-per-rank 2 --log-json %t/pipe.jsonl --save-weights %t/pipe.st
+// RUN: %python %S/Inputs/same-run.py %t/pipe-inproc.jsonl %t/pipe.jsonl %t/pipe-inproc.st %t/pipe.st | FileCheck %s
 // The same on memory the host cannot address (staged through host memory).
 // RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/small.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --clip 0.05 --data-parallel 4 --log-json %t/staged.jsonl --save-weights %t/staged.st
 // RUN: %python %S/Inputs/same-run.py %t/inproc.jsonl %t/staged.jsonl %t/inproc.st %t/staged.st | FileCheck %s
