@@ -750,7 +750,6 @@ int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
 /// replica). Nothing to do with one replica, or where the step left the
 /// param without a gradient (then on every replica alike: they run one
 /// program).
-
 int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
                     const TypeInfo &t, const std::string &what) {
   RunState &run = *ctx->run;
