@@ -44,8 +44,18 @@
 // RUN: %python %S/Inputs/check-ranks.py %t/dp.prof 4 1 2 --backend staged | FileCheck %s --check-prefix=RANKSDP
 // RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp-blocking.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp-blocking.staged.jsonl --save-weights %t/dp-blocking.staged.st
 // RUN: %python %S/Inputs/same-run.py %t/dp.host.jsonl %t/dp-blocking.staged.jsonl %t/dp.host.st %t/dp-blocking.staged.st | FileCheck %s
+//
+// L2L: two replicas, one per rank, each streaming its weights from its own
+// rank's parameter server into staged device memory.
+// RUN: %python %S/../e2e/Inputs/make-data.py %t/data20.safetensors input0:I64:20x2x16:64 input1:I64:20x2x16:61
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 stages-per-device=0 replicas=2" "--pipe-schedule=kind=l2l microbatches=2" -o %t/l2l.mlir
+// RUN: pipe-compile %t/l2l.mlir -o %t/l2l.so -O 0
+// RUN: pipe-runner %t/l2l.so --weights %t/w0 --data %t/data20.safetensors --steps 5 --eval-every 0 --optimizer sgd --lr 0.1 --log-json %t/l2l.host.jsonl --save-weights %t/l2l.host.st
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 2 pipe-runner %t/l2l.so --weights %t/w0 --data %t/data20.safetensors --steps 5 --eval-every 0 --optimizer sgd --lr 0.1 --log-json %t/l2l.staged.jsonl --save-weights %t/l2l.staged.st
+// RUN: %python %S/Inputs/same-run.py %t/l2l.host.jsonl %t/l2l.staged.jsonl %t/l2l.host.st %t/l2l.staged.st | FileCheck %s --check-prefix=L2L
 
 // CHECK: same: 4 steps, 28 tensors, bit for bit
 // RANKS2: ranks: 2 processes, each ran only its own devices and sent bytes, on staged memory
 // RANKS4: ranks: 2 processes, each ran only its own devices and sent bytes, on staged memory
 // RANKSDP: ranks: 4 processes, each ran only its own devices and sent bytes, on staged memory
+// L2L: same: 5 steps, 28 tensors, bit for bit
