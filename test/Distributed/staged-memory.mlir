@@ -45,7 +45,7 @@
 // RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp-blocking.so --weights %t/w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --data-parallel 2 --log-json %t/dp-blocking.staged.jsonl --save-weights %t/dp-blocking.staged.st
 // RUN: %python %S/Inputs/same-run.py %t/dp.host.jsonl %t/dp-blocking.staged.jsonl %t/dp.host.st %t/dp-blocking.staged.st | FileCheck %s
 //
-// L2L: two replicas, one per rank, each streaming its weights from its own
+// Two L2L replicas, one per rank, each streaming its weights from its own
 // rank's parameter server into staged device memory.
 // RUN: %python %S/../e2e/Inputs/make-data.py %t/data20.safetensors input0:I64:20x2x16:64 input1:I64:20x2x16:61
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 stages-per-device=0 replicas=2" "--pipe-schedule=kind=l2l microbatches=2" -o %t/l2l.mlir
