@@ -1,8 +1,8 @@
 //===- Actions.h - What the pipe_rt_act_* entry points share ----*- C++ -*-===//
 //
 // Private to the runtime: the argument checks, names and error recording of
-// the actions of device programs (ComputeActions.cpp, Transfers.cpp,
-// ParameterServer.cpp).
+// the actions of device programs (ComputeActions.cpp, Reductions.cpp,
+// Transfers.cpp, ParameterServer.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +54,10 @@ int accumulate(BufferPtr &slot, BufferPtr b, const TypeInfo &t,
 /// The transport ABI's element type of `dtype` (pipe/Runtime/Comm.h; i1
 /// travels as bytes).
 int32_t commDtype(DType dtype);
+
+/// Global gradient-norm clipping before the first update of `step`: the
+/// norm over every device's gradients (Reductions.cpp).
+int clipGradients(pipe_rt_device_ctx *ctx, int step, const std::string &what);
 
 /// A zeroed buffer of type `t` on `ctx`'s device.
 int zeros(pipe_rt_device_ctx *ctx, const TypeInfo &t, const std::string &what,

@@ -4,8 +4,8 @@
 // runs every device's program on its thread, commits the params of a
 // successful run, and keeps the copy counters (pipe_rt_session_copy_bytes).
 // The actions live with the rooms they use: ComputeActions.cpp,
-// Transfers.cpp, ParameterServer.cpp. See "Executing programs" in
-// docs/runtime.md for the semantics.
+// Reductions.cpp, Transfers.cpp, ParameterServer.cpp. See "Executing
+// programs" in docs/runtime.md for the semantics.
 //
 //===----------------------------------------------------------------------===//
 
