@@ -160,122 +160,6 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
-int startOwnedBucket(RunState &run, int device, const std::vector<int> &params,
-                     int step, std::vector<unsigned char> &packed, Exchange &x,
-                     std::string &error);
-int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                      int step, Exchange &toOwners, Exchange &fromOwners,
-                      std::vector<unsigned char> &packed,
-                      const std::string &what, std::string &error);
-
-/// Data parallelism: the device's gradient of `param` in `step` becomes the
-/// sum of every replica's, added in replica order (the same total on every
-/// replica). Nothing to do with one replica, or where the step left the
-/// param without a gradient (then on every replica alike: they run one
-/// program).
-int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
-                    const TypeInfo &t, const std::string &what) {
-  RunState &run = *ctx->run;
-  BufferPtr grad = gradientOf(ctx, param, step);
-  if (run.localReplicas > 1)
-    return sumOverLocalReplicas(ctx, param, step, t, what, grad);
-  if (run.ranks.replicas == 1 || !grad)
-    return PIPE_RT_OK;
-  std::string error;
-  if (run.ranks.replicas > 2) {
-    // The param as a bucket of one, summed by owners at once.
-    std::vector<unsigned char> packed(t.bytes());
-    Exchange toOwners, fromOwners;
-    int st = run.memory.hostRead(Lane::Compute, packed.data(), *grad, t.bytes(),
-                                 error);
-    if (st == PIPE_RT_OK)
-      st = startOwnedBucket(run, ctx->device, {param}, step, packed, toOwners,
-                            error);
-    if (st == PIPE_RT_OK)
-      st = finishOwnedBucket(ctx, {param}, step, toOwners, fromOwners, packed,
-                             what, error);
-    return st == PIPE_RT_OK ? st : fail(ctx, st, what + ": " + error);
-  }
-  std::map<int, std::vector<unsigned char>> theirs;
-  double t0 = run.now();
-  std::vector<unsigned char> staging;
-  int st;
-  const unsigned char *mine =
-      run.memory.hostView(Lane::Compute, *grad, staging, error, st);
-  if (st != PIPE_RT_OK)
-    return fail(ctx, st, what + ": " + error);
-  if (int st = exchangeWithReplicas(run, ctx->device, param, step, mine,
-                                    t.bytes(), theirs, error))
-    return fail(ctx, st, what + ": " + error);
-  if (int st = storeReplicaSum(ctx, param, step, t, what, grad,
-                               [&](int q) { return theirs[q].data(); }))
-    return st;
-  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
-                 TrackKind::Compute, ctx->device, t0, run.now());
-  return PIPE_RT_OK;
-}
-
-/// "device 1: reduce_bucket ['w0', 'b0'] step 0".
-std::string describeBucket(pipe_rt_device_ctx *ctx,
-                           const std::vector<int> &params, int step) {
-  const Manifest &m = *ctx->run->m;
-  std::string names;
-  for (int p : params)
-    names += (names.empty() ? "'" : ", '") + m.params[p].name + "'";
-  return format("device %d: reduce_bucket [%s] step %d", ctx->device,
-                names.c_str(), step);
-}
-
-/// The message a bucket of `params` is, as the lowering counts it: the
-/// elements of their common type, else bytes.
-std::pair<int64_t, int32_t> bucketMessage(const Manifest &m,
-                                          const std::vector<int> &params) {
-  int64_t numel = 0, bytes = 0;
-  int32_t dtype = -1;
-  for (int p : params) {
-    const TypeInfo &t = m.types[m.params[p].type];
-    numel += t.numel;
-    bytes += int64_t(t.bytes());
-    int32_t d = commDtype(t.dtype);
-    dtype = dtype < 0 || dtype == d ? d : PIPE_RT_DTYPE_BYTES;
-  }
-  if (dtype == PIPE_RT_DTYPE_BYTES)
-    return {bytes, dtype};
-  return {numel, dtype};
-}
-
-/// Completes a bucket whose bytes went to the other ranks' replicas
-/// (`x`): each param's gradient becomes the sum over the replicas in
-/// replica order, as sumOverReplicas computes it.
-int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                       int step, Exchange &x, const std::string &what,
-                       std::string &error) {
-  RunState &run = *ctx->run;
-  const Manifest &m = *run.m;
-  double t0 = run.now();
-  if (int st = finishExchange(run, x, error))
-    return st;
-  uint64_t offset = 0;
-  for (int p : params) {
-    const TypeInfo &t = m.types[m.params[p].type];
-    uint64_t at = offset;
-    offset += t.bytes();
-    BufferPtr grad = gradientOf(ctx, p, step);
-    // No gradient here means none on any replica (the same program).
-    if (!grad || !m.params[p].trainable)
-      continue;
-    if (int st = storeReplicaSum(ctx, p, step, t, what, grad, [&](int q) {
-          return x.theirs[q].data() + at;
-        })) {
-      error = ctx->error;
-      return st;
-    }
-  }
-  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
-                 TrackKind::Compute, ctx->device, t0, run.now());
-  return PIPE_RT_OK;
-}
-
 /// A bucket's packed gradients split into one contiguous range of whole
 /// elements per replica, of nearly equal counts: replica q owns bytes
 /// [at[q], at[q + 1]).
@@ -411,6 +295,114 @@ int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
       return st;
     std::lock_guard<std::mutex> lock(ds.mu);
     ds.grads[{p, step}] = total;
+  }
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
+/// Data parallelism: the device's gradient of `param` in `step` becomes the
+/// sum of every replica's, added in replica order (the same total on every
+/// replica). Nothing to do with one replica, or where the step left the
+/// param without a gradient (then on every replica alike: they run one
+/// program).
+int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
+                    const TypeInfo &t, const std::string &what) {
+  RunState &run = *ctx->run;
+  BufferPtr grad = gradientOf(ctx, param, step);
+  if (run.localReplicas > 1)
+    return sumOverLocalReplicas(ctx, param, step, t, what, grad);
+  if (run.ranks.replicas == 1 || !grad)
+    return PIPE_RT_OK;
+  std::string error;
+  if (run.ranks.replicas > 2) {
+    // The param as a bucket of one, summed by owners at once.
+    std::vector<unsigned char> packed(t.bytes());
+    Exchange toOwners, fromOwners;
+    int st = run.memory.hostRead(Lane::Compute, packed.data(), *grad, t.bytes(),
+                                 error);
+    if (st == PIPE_RT_OK)
+      st = startOwnedBucket(run, ctx->device, {param}, step, packed, toOwners,
+                            error);
+    if (st == PIPE_RT_OK)
+      st = finishOwnedBucket(ctx, {param}, step, toOwners, fromOwners, packed,
+                             what, error);
+    return st == PIPE_RT_OK ? st : fail(ctx, st, what + ": " + error);
+  }
+  std::map<int, std::vector<unsigned char>> theirs;
+  double t0 = run.now();
+  std::vector<unsigned char> staging;
+  int st;
+  const unsigned char *mine =
+      run.memory.hostView(Lane::Compute, *grad, staging, error, st);
+  if (st != PIPE_RT_OK)
+    return fail(ctx, st, what + ": " + error);
+  if (int st = exchangeWithReplicas(run, ctx->device, param, step, mine,
+                                    t.bytes(), theirs, error))
+    return fail(ctx, st, what + ": " + error);
+  if (int st = storeReplicaSum(ctx, param, step, t, what, grad,
+                               [&](int q) { return theirs[q].data(); }))
+    return st;
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
+  return PIPE_RT_OK;
+}
+
+/// "device 1: reduce_bucket ['w0', 'b0'] step 0".
+std::string describeBucket(pipe_rt_device_ctx *ctx,
+                           const std::vector<int> &params, int step) {
+  const Manifest &m = *ctx->run->m;
+  std::string names;
+  for (int p : params)
+    names += (names.empty() ? "'" : ", '") + m.params[p].name + "'";
+  return format("device %d: reduce_bucket [%s] step %d", ctx->device,
+                names.c_str(), step);
+}
+
+/// The message a bucket of `params` is, as the lowering counts it: the
+/// elements of their common type, else bytes.
+std::pair<int64_t, int32_t> bucketMessage(const Manifest &m,
+                                          const std::vector<int> &params) {
+  int64_t numel = 0, bytes = 0;
+  int32_t dtype = -1;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    numel += t.numel;
+    bytes += int64_t(t.bytes());
+    int32_t d = commDtype(t.dtype);
+    dtype = dtype < 0 || dtype == d ? d : PIPE_RT_DTYPE_BYTES;
+  }
+  if (dtype == PIPE_RT_DTYPE_BYTES)
+    return {bytes, dtype};
+  return {numel, dtype};
+}
+
+/// Completes a bucket whose bytes went to the other ranks' replicas
+/// (`x`): each param's gradient becomes the sum over the replicas in
+/// replica order, as sumOverReplicas computes it.
+int finishRemoteBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                       int step, Exchange &x, const std::string &what,
+                       std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  double t0 = run.now();
+  if (int st = finishExchange(run, x, error))
+    return st;
+  uint64_t offset = 0;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    uint64_t at = offset;
+    offset += t.bytes();
+    BufferPtr grad = gradientOf(ctx, p, step);
+    // No gradient here means none on any replica (the same program).
+    if (!grad || !m.params[p].trainable)
+      continue;
+    if (int st = storeReplicaSum(ctx, p, step, t, what, grad, [&](int q) {
+          return x.theirs[q].data() + at;
+        })) {
+      error = ctx->error;
+      return st;
+    }
   }
   run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
                  TrackKind::Compute, ctx->device, t0, run.now());
