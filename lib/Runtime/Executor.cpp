@@ -173,8 +173,7 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
                      : sched.capacity[run->programDevice(d)];
     caps[d] = c ? c : UINT64_MAX;
   }
-  std::shared_ptr<Backend> backend =
-      session->backend ? session->backend : hostBackend();
+  std::shared_ptr<Backend> backend = backendOf(*session);
   // A backend with its own memory gets the capacities; the simulated
   // devices then only carry channels, threads and the watchdog.
   std::vector<uint64_t> unlimited(slots, UINT64_MAX);

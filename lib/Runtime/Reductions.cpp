@@ -160,6 +160,29 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
+/// The gradients of `params` at `step` on `ctx`'s device packed in order
+/// into host memory (zeros for a param without one).
+int packGradients(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                  int step, std::vector<unsigned char> &packed,
+                  std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  uint64_t bytes = 0;
+  for (int p : params)
+    bytes += m.types[m.params[p].type].bytes();
+  packed.assign(bytes, 0);
+  uint64_t offset = 0;
+  for (int p : params) {
+    const TypeInfo &t = m.types[m.params[p].type];
+    if (BufferPtr grad = gradientOf(ctx, p, step))
+      if (int st = run.memory.hostRead(Lane::Compute, packed.data() + offset,
+                                       *grad, t.bytes(), error))
+        return st;
+    offset += t.bytes();
+  }
+  return PIPE_RT_OK;
+}
+
 /// A bucket's packed gradients split into one contiguous range of whole
 /// elements per replica, of nearly equal counts: replica q owns bytes
 /// [at[q], at[q + 1]).
@@ -287,12 +310,10 @@ int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
     if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
       continue;
     BufferPtr total;
-    if (int st = run.memory.alloc(ctx->device, t.bytes(), what.c_str(), total,
-                                  error))
+    if (int st = receivedBuffer(ctx, t, what, packed.data() + from, total)) {
+      error = ctx->error;
       return st;
-    if (int st = run.memory.hostWrite(Lane::Compute, *total,
-                                      packed.data() + from, t.bytes(), error))
-      return st;
+    }
     std::lock_guard<std::mutex> lock(ds.mu);
     ds.grads[{p, step}] = total;
   }
@@ -317,10 +338,9 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   std::string error;
   if (run.ranks.replicas > 2) {
     // The param as a bucket of one, summed by owners at once.
-    std::vector<unsigned char> packed(t.bytes());
+    std::vector<unsigned char> packed;
     Exchange toOwners, fromOwners;
-    int st = run.memory.hostRead(Lane::Compute, packed.data(), *grad, t.bytes(),
-                                 error);
+    int st = packGradients(ctx, {param}, step, packed, error);
     if (st == PIPE_RT_OK)
       st = startOwnedBucket(run, ctx->device, {param}, step, packed, toOwners,
                             error);
@@ -624,21 +644,10 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
     *buffer = ctx->comm.bucket.packed->data();
     return PIPE_RT_OK;
   }
-  uint64_t bytes = 0;
-  for (int p : ids)
-    bytes += m.types[m.params[p].type].bytes();
-  auto packed = std::make_shared<std::vector<unsigned char>>(bytes, 0);
-  uint64_t offset = 0;
-  for (int p : ids) {
-    const TypeInfo &t = m.types[m.params[p].type];
-    BufferPtr grad = gradientOf(ctx, p, step);
-    std::string error;
-    if (grad)
-      if (int st = run.memory.hostRead(Lane::Compute, packed->data() + offset,
-                                       *grad, t.bytes(), error))
-        return fail(ctx, st, what + ": " + error);
-    offset += t.bytes();
-  }
+  auto packed = std::make_shared<std::vector<unsigned char>>();
+  std::string error;
+  if (int st = packGradients(ctx, ids, step, *packed, error))
+    return fail(ctx, st, what + ": " + error);
   ctx->comm.bucket.packed = packed;
   *buffer = packed->data();
   return PIPE_RT_OK;

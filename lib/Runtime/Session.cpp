@@ -33,6 +33,8 @@ void copyError(const std::string &msg, char *error, size_t size) {
   std::snprintf(error, size, "%s", msg.c_str());
 }
 
+} // namespace
+
 /// optimizer_threads 0: the host optimizer's share of the process's cores
 /// (Cores.h: ranks on one host split them). A parameter-server schedule of
 /// several steps per run (overlapped or delayed host updates) runs the
@@ -40,8 +42,6 @@ void copyError(const std::string &msg, char *error, size_t size) {
 /// core: on 2 cores the width-scaled delayed L2L step is 2.1% faster with 1
 /// worker than with 2 (docs/benchmarks.md), while plain L2L, whose device
 /// waits for the last updates, is 4.6% faster with both.
-} // namespace
-
 unsigned pipe_rt::defaultOptimizerThreads(const pipe_rt_session &session) {
   unsigned cores = processCores();
   // The device threads of this process: in-process replicas count, the

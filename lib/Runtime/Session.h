@@ -193,6 +193,11 @@ inline int inProcessReplicas(const pipe_rt_session &session,
                                  : sched.replicas;
 }
 
+/// The backend of `session`'s runs: its own, else the simulated devices'.
+inline std::shared_ptr<Backend> backendOf(const pipe_rt_session &session) {
+  return session.backend ? session.backend : hostBackend();
+}
+
 /// The host optimizer's threads by default (optimizer_threads 0): the cores
 /// of this process left over by the device threads of the schedules that
 /// overlap host updates with compute (at least 1); see Session.cpp.

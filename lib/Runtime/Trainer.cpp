@@ -16,7 +16,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/Trainer.h"
-#include "Backend.h"
 #include "Format.h"
 
 #include "OutputFile.h"
@@ -953,7 +952,7 @@ bool Trainer::writeProfile() {
                             ? double(itemsPerMb * mbs * replicas) / stepSeconds
                             : 0)
                  .c_str(),
-             peaks.c_str(), (s->backend ? s->backend : hostBackend())->name());
+             peaks.c_str(), backendOf(*s)->name());
   if (o.profileExtra) {
     std::string extra = o.profileExtra();
     if (!extra.empty())
