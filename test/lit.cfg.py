@@ -35,6 +35,12 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # tests need the toolkit (not a GPU): `REQUIRES: cuda-toolkit`.
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-toolkit")
+# pipe-runner-cuda, built with the CUDA runtime (its option checks need no
+# GPU): `REQUIRES: cuda-runner`.
+if os.path.exists(os.path.join(config.pipe_tools_dir, "pipe-runner-cuda")):
+    config.available_features.add("cuda-runner")
+    llvm_config.add_tool_substitutions(["pipe-runner-cuda"],
+                                       [config.pipe_tools_dir])
 # MLIR's runtime support libraries for mlir-runner (next to the LLVM tools).
 config.substitutions.append(
     ("%mlir_runner_libs",
