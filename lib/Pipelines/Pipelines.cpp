@@ -177,6 +177,7 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
   train.weights = options.asyncWeights;
   train.hostUpdate = options.hostUpdate;
   train.reduceBucketBytes = options.reduceBucketBytes;
+  train.peerOrder = options.peerOrder;
   train.steps = traits.asynchronous ? unsigned(options.asyncSteps) : 1;
   // Overlapped and delayed host updates reach into the next step only
   // within one schedule: it covers several.
@@ -191,7 +192,9 @@ llvm::Error pipe::buildPartitionAndSchedulePipeline(
       traits.parameterServer ? std::string(options.schedule) : "gpipe";
   eval.forwardOnly = true;
   eval.microbatches = options.microbatches;
+  eval.peerOrder = options.peerOrder;
   PipeVerifyScheduleOptions verify;
+  verify.peerOrder = options.peerOrder;
   if (!options.deviceModel.empty()) {
     train.deviceModel = options.deviceModel;
     eval.deviceModel = options.deviceModel;

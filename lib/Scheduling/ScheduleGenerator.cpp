@@ -70,8 +70,11 @@ FailureOr<Schedule> mlir::pipe::generateSchedule(StringRef kind,
     return failure();
   schedule->keepsWeightVersions =
       !schedule->forwardOnly && generator->getTraits().keepsWeightVersions;
-  return bucketGradientReductions(pipeline, std::move(*schedule),
-                                  options.reduceBucketBytes);
+  Schedule bucketed = bucketGradientReductions(pipeline, std::move(*schedule),
+                                               options.reduceBucketBytes);
+  if (options.peerOrder)
+    return orderRecvsBySender(pipeline, std::move(bucketed));
+  return bucketed;
 }
 
 //===----------------------------------------------------------------------===//

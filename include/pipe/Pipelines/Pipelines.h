@@ -140,6 +140,12 @@ struct PartitionAndSchedulePipelineOptions
                      "reduce-bucket-bytes; 0: one blocking reduction per "
                      "parameter)"),
       llvm::cl::init(uint64_t(25) << 20)};
+  Option<bool> peerOrder{
+      *this, "peer-order",
+      llvm::cl::desc("Post each device's recvs from a peer in the peer's send "
+                     "order, and verify it (pipe-schedule peer-order; for "
+                     "transports without message tags)"),
+      llvm::cl::init(false)};
   Option<bool> eval{
       *this, "eval",
       llvm::cl::desc("Also write the forward-only evaluation schedule"),

@@ -168,6 +168,15 @@ Schedule lowerComputeOrders(const Pipeline &pipeline, llvm::StringRef kind,
 Schedule bucketGradientReductions(const Pipeline &pipeline, Schedule schedule,
                                   uint64_t bucketBytes);
 
+/// For transports that match a device pair's messages only by their order
+/// (NCCL): moves recvs earlier so that every device posts its recvs from a
+/// peer in the order the peer sends them. A recv moves only to the place of
+/// an earlier-posted recv from the same peer, never later, so every wait
+/// still follows its recv and nothing waits for more than before; its target
+/// is then allocated sooner (the memory checks see it). Sends stay. Then
+/// `checkSchedule` with `checkPeerOrder` holds for every generated kind.
+Schedule orderRecvsBySender(const Pipeline &pipeline, Schedule schedule);
+
 } // namespace mlir::pipe
 
 #endif // PIPE_SCHEDULING_SCHEDULE_H

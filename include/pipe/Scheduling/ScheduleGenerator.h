@@ -57,6 +57,9 @@ struct ScheduleOptions {
   /// started as soon as they are final (bucketGradientReductions); 0 keeps
   /// one blocking reduction per parameter at the end of the step.
   uint64_t reduceBucketBytes = uint64_t(25) << 20;
+  /// Post each device's recvs from a peer in the peer's send order
+  /// (orderRecvsBySender), as a transport without message tags needs.
+  bool peerOrder = false;
 };
 
 /// What a schedule kind means beyond its action lists, declared by its

@@ -46,6 +46,7 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
     options.constantMemory = constantMemory;
     options.recompute = recompute;
     options.reduceBucketBytes = reduceBucketBytes;
+    options.peerOrder = peerOrder;
 
     SymbolTable symbols(module);
     bool found = false;

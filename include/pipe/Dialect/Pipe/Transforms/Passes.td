@@ -778,7 +778,14 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
     pipe-opt placed.mlir --pipe-schedule="kind=l2l microbatches=8 constant-memory=true"
     pipe-opt placed.mlir --pipe-schedule="kind=l2l steps=4 host-update=overlap"
     pipe-opt replicated.mlir --pipe-schedule="kind=1f1b reduce-bucket-bytes=1048576"
+    pipe-opt placed.mlir --pipe-schedule="kind=interleaved-1f1b peer-order=true"
     ```
+
+    With `peer-order`, each device posts its recvs from a peer in the order
+    the peer sends them (a recv moves earlier, never later, so the schedule
+    waits for nothing new; its buffer is allocated sooner): what a
+    transport that matches a device pair's messages only by order (NCCL)
+    needs, and what `--pipe-verify-schedule=peer-order` checks.
   }];
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"1f1b\"",
@@ -810,6 +817,10 @@ def PipeSchedule : Pass<"pipe-schedule", "ModuleOp"> {
            "all-reduces of at most this many bytes, each started once its "
            "gradients are final; 0: one blocking pipe.reduce_grad per "
            "parameter at the end of the step">,
+    Option<"peerOrder", "peer-order", "bool", /*default=*/"false",
+           "Post each device's recvs from a peer in the order the peer "
+           "sends (recvs move earlier), as transports without message "
+           "tags (NCCL) need; see pipe-verify-schedule peer-order">,
     Option<"placement", "placement", "std::string", /*default=*/"\"\"",
            "Only schedule this placement (default: all)">,
     Option<"deviceModel", "device-model", "std::string", /*default=*/"\"h200\"",
@@ -834,7 +845,8 @@ def PipeVerifySchedule : Pass<"pipe-verify-schedule", "ModuleOp"> {
     other in the same order. MPI and the in-process transport match messages
     by what they are, so the schedules that interleave transfers of several
     stage pairs between one device pair in different orders (mixed and
-    interleaved placements) are correct there but not under NCCL.
+    interleaved placements) are correct there but not under NCCL unless
+    generated with `--pipe-schedule=peer-order`.
 
     ```
     pipe-opt scheduled.mlir --pipe-verify-schedule=device-model=rtx2080ti-x8
