@@ -453,7 +453,8 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
                          s.name + "' is on device " + std::to_string(s.device));
       m.schedules.push_back(std::move(x));
     } else if (kind == "device" || kind == "ps" || kind == "owns" ||
-               kind == "versions" || kind == "replicas") {
+               kind == "versions" || kind == "replicas" ||
+               kind == "peer_order") {
       if (m.schedules.empty())
         return lp.fail("'" + kind + "' before any schedule");
       int xid;
@@ -465,6 +466,10 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
         if (!lp.done())
           return false;
         x.keepsWeightVersions = true;
+      } else if (kind == "peer_order") {
+        if (!lp.done())
+          return false;
+        x.peerOrder = true;
       } else if (kind == "replicas") {
         if (!lp.integer(x.replicas, "replicas", 1, 1 << 16) || !lp.done())
           return false;

@@ -86,6 +86,9 @@ struct ScheduleInfo {
   bool forwardOnly = false;
   bool keepsWeightVersions = false; // a `versions` record
   int replicas = 1;                 // a `replicas` record
+  /// Every device pair issues its transfers in the same order on both
+  /// sides (a `peer_order` record): transports without tags can run it.
+  bool peerOrder = false;
   std::vector<uint64_t> capacity;     // per device, 0 = unlimited
   std::vector<std::string> programs;  // per device symbol
   std::vector<bool> psStage;          // per stage

@@ -196,6 +196,12 @@ void ManifestWriter::replicas(int schedule, int count) {
   line += '\n';
 }
 
+void ManifestWriter::peerOrder(int schedule) {
+  std::string &line = record(ManifestSection::Schedule, "peer_order");
+  appendInt(line, schedule);
+  line += '\n';
+}
+
 void ManifestWriter::owns(int schedule, int stage,
                           const std::vector<int64_t> &params) {
   std::string &line = record(ManifestSection::Schedule, "owns");

@@ -131,7 +131,7 @@ public:
                    const ScheduleInfo &sched,
                    std::unique_ptr<Communicator> local, double watchdogSeconds,
                    const std::atomic<bool> &failed)
-      : ranks(ranks), m(m), local(std::move(local)),
+      : ranks(ranks), m(m), local(std::move(local)), devices(sched.devices),
         tags(transferTags(m, sched, ranks.transport->maxTag())),
         watchdogSeconds(watchdogSeconds), failed(failed) {}
 
@@ -196,6 +196,23 @@ private:
   };
   static constexpr pipe_rt_token kRemote = pipe_rt_token(1) << 63;
 
+  /// A transfer's place among the tags of its step.
+  uint64_t withinStep(const pipe_rt_channel_key &key) const {
+    uint64_t stages = m.stages.size();
+    return ((uint64_t(key.micro_batch) * stages + uint64_t(key.src_stage)) *
+                stages +
+            uint64_t(key.dst_stage)) *
+               2 +
+           uint64_t(key.kind);
+  }
+  /// A transport that matches transfers by order alone: the pair of
+  /// devices, sender first (a key's source stage sends, whatever it
+  /// carries).
+  int devicePairTag(const pipe_rt_channel_key &key) const {
+    return m.stages[key.src_stage].device * devices +
+           m.stages[key.dst_stage].device;
+  }
+
   /// `data`: a recv's target; a send's is its copy (the vector's heap
   /// buffer, which stays where it is when `p` moves).
   int postRemote(const pipe_rt_channel_key &key, Pending p, void *data,
@@ -203,14 +220,9 @@ private:
     p.key = key;
     if (p.sending)
       data = p.buffer.data();
-    uint64_t stages = m.stages.size();
-    uint64_t within =
-        ((uint64_t(key.micro_batch) * stages + uint64_t(key.src_stage)) *
-             stages +
-         uint64_t(key.dst_stage)) *
-            2 +
-        uint64_t(key.kind);
-    int tag = tags.tag(key.step, within);
+    int tag = ranks.transport->matchesTransfersByOrder()
+                  ? devicePairTag(key)
+                  : tags.tag(key.step, withinStep(key));
     if (int st =
             post(*ranks.transport, p.sending, Transport::Channel::Transfers,
                  ranks.rankOf(p.peer), tag, data, bytes, p.requests, error))
@@ -224,6 +236,7 @@ private:
   const RankMap &ranks;
   const Manifest &m;
   std::unique_ptr<Communicator> local;
+  int devices;
   TagSpace tags;
   double watchdogSeconds;
   const std::atomic<bool> &failed;
@@ -413,7 +426,20 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                        sched.name.c_str(), sched.replicas);
         return false;
       }
-  if (!transferTags(m, sched, t.maxTag()).fits ||
+  if (t.matchesTransfersByOrder() && !sched.peerOrder) {
+    error = format("schedule '%s' issues the transfers of some device pair in "
+                   "different orders on its two sides, and this transport "
+                   "(%s: transfers matched by order, as by NCCL) would "
+                   "mismatch them: compile it with peer-order "
+                   "(pipe-opt --pipe-schedule=\"... peer-order=true\")",
+                   sched.name.c_str(), t.name());
+    return false;
+  }
+  bool pairTagsFit = uint64_t(sched.devices) * uint64_t(sched.devices) <=
+                     uint64_t(t.maxTag()) + 1;
+  if (!(t.matchesTransfersByOrder()
+            ? pairTagsFit
+            : transferTags(m, sched, t.maxTag()).fits) ||
       !meetingTags(m, sched, t.maxTag()).fits) {
     error = format("schedule '%s': its messages of one step need more tags "
                    "than %s allows (%d)",

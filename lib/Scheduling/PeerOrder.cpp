@@ -33,28 +33,66 @@ unsigned peerOf(const Pipeline &pipeline, const ScheduleAction &a) {
   return pipeline.stages[a.stage == a.src ? a.dst : a.src].device;
 }
 
+/// The transfers between two devices, as indices into their action lists.
+using Order = SmallVector<int>;
+
+/// (sender, receiver) -> its sends, and (sender, receiver) -> the
+/// receiver's recvs from it, each in list order.
+void collectTransfers(const Pipeline &pipeline, const Schedule &schedule,
+                      std::map<std::pair<unsigned, unsigned>, Order> &sends,
+                      std::map<std::pair<unsigned, unsigned>, Order> &recvs) {
+  for (unsigned d = 0; d < schedule.devices.size(); ++d)
+    for (int i = 0, e = schedule.devices[d].size(); i < e; ++i) {
+      const ScheduleAction &a = schedule.devices[d][i];
+      if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
+        continue;
+      unsigned peer = peerOf(pipeline, a);
+      if (peer == d)
+        continue;
+      if (a.kind == ActionKind::Send)
+        sends[{d, peer}].push_back(i);
+      else
+        recvs[{peer, d}].push_back(i);
+    }
+}
+
 } // namespace
+
+SmallVector<PeerOrderMismatch>
+mlir::pipe::findPeerOrderMismatches(const Pipeline &pipeline,
+                                    const Schedule &schedule) {
+  std::map<std::pair<unsigned, unsigned>, Order> sends, recvs;
+  collectTransfers(pipeline, schedule, sends, recvs);
+  SmallVector<PeerOrderMismatch> mismatches;
+  for (auto &[pair, sent] : sends) {
+    const Order &received = recvs[pair];
+    for (size_t k = 0; k < sent.size() && k < received.size(); ++k) {
+      const ScheduleAction &s = schedule.devices[pair.first][sent[k]];
+      const ScheduleAction &r = schedule.devices[pair.second][received[k]];
+      if (keyOf(s) == keyOf(r))
+        continue;
+      mismatches.push_back(
+          {pair.first, pair.second, sent[k], received[k], unsigned(k)});
+      break;
+    }
+  }
+  return mismatches;
+}
 
 Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
                                         Schedule schedule) {
   unsigned numDevices = schedule.devices.size();
-  // (sender, receiver) -> the messages in the sender's order.
-  std::map<std::pair<unsigned, unsigned>, SmallVector<MessageKey>> sent;
-  for (unsigned d = 0; d < numDevices; ++d)
-    for (const ScheduleAction &a : schedule.devices[d])
-      if (a.kind == ActionKind::Send && peerOf(pipeline, a) != d)
-        sent[{d, peerOf(pipeline, a)}].push_back(keyOf(a));
+  std::map<std::pair<unsigned, unsigned>, Order> sends, recvs;
+  collectTransfers(pipeline, schedule, sends, recvs);
 
+  // The indices above are into the lists as generated: reorder copies.
+  Schedule result = schedule;
   for (unsigned d = 0; d < numDevices; ++d) {
-    SmallVector<ScheduleAction> &actions = schedule.devices[d];
+    const SmallVector<ScheduleAction> &actions = schedule.devices[d];
     std::map<MessageKey, size_t> recvAt;
-    std::map<unsigned, size_t> recvsFrom;
-    for (size_t i = 0; i < actions.size(); ++i)
-      if (actions[i].kind == ActionKind::Recv &&
-          peerOf(pipeline, actions[i]) != d) {
+    for (unsigned peer = 0; peer < numDevices; ++peer)
+      for (int i : recvs[{peer, d}])
         recvAt[keyOf(actions[i])] = i;
-        ++recvsFrom[peerOf(pipeline, actions[i])];
-      }
 
     // Each recv goes where the earliest recv of its message or of a later
     // one from the same peer was; the recvs placed at one spot keep the
@@ -63,12 +101,12 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
     SmallVector<bool> placed(actions.size(), false);
     bool moved = false;
     for (unsigned peer = 0; peer < numDevices; ++peer) {
-      auto it = sent.find({peer, d});
-      if (it == sent.end() || recvsFrom[peer] != it->second.size())
+      auto it = sends.find({peer, d});
+      if (it == sends.end() || recvs[{peer, d}].size() != it->second.size())
         continue; // unmatched messages: left for the verifier to report
       SmallVector<size_t> from;
-      for (const MessageKey &key : it->second) {
-        auto at = recvAt.find(key);
+      for (int i : it->second) {
+        auto at = recvAt.find(keyOf(schedule.devices[peer][i]));
         if (at == recvAt.end())
           break;
         from.push_back(at->second);
@@ -96,7 +134,7 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
       if (!placed[i])
         ordered.push_back(actions[i]);
     }
-    actions = std::move(ordered);
+    result.devices[d] = std::move(ordered);
   }
-  return schedule;
+  return result;
 }

@@ -262,42 +262,15 @@ bool Checker::checkStatic() {
 }
 
 void Checker::checkPeerOrder() {
-  // (from device, to device) -> the transfers in the order the sender
-  // issues its sends / the receiver its recvs (device, action index).
-  using Order = std::vector<std::pair<unsigned, int>>;
-  std::map<std::pair<unsigned, unsigned>, Order> sends, recvs;
-  for (unsigned d = 0; d < schedule.devices.size(); ++d)
-    for (int i = 0, e = schedule.devices[d].size(); i < e; ++i) {
-      const ScheduleAction &a = schedule.devices[d][i];
-      if (a.kind != ActionKind::Send && a.kind != ActionKind::Recv)
-        continue;
-      int peer = a.stage == a.src ? a.dst : a.src;
-      unsigned other = pipeline.stages[peer].device;
-      if (other == d)
-        continue;
-      if (a.kind == ActionKind::Send)
-        sends[{d, other}].push_back({d, i});
-      else
-        recvs[{other, d}].push_back({d, i});
-    }
-  for (auto &[pair, sent] : sends) {
-    const Order &received = recvs[pair];
-    for (size_t k = 0; k < sent.size() && k < received.size(); ++k) {
-      const ScheduleAction &s = schedule.devices[pair.first][sent[k].second];
-      const ScheduleAction &r =
-          schedule.devices[pair.second][received[k].second];
-      if (keyOf(s) == keyOf(r))
-        continue;
-      report(pair.first, sent[k].second,
-             "is message " + Twine(k + 1) + " from device " +
-                 Twine(pair.first) + " to device " + Twine(pair.second) +
-                 ", but that device's recv " + Twine(k + 1) + " from it is " +
-                 r.describe(pipeline) +
-                 ": NCCL matches the messages of a device pair in order, so "
-                 "both sides must issue them in the same order");
-      break;
-    }
-  }
+  for (const PeerOrderMismatch &m : findPeerOrderMismatches(pipeline, schedule))
+    report(m.sender, m.send,
+           "is message " + Twine(m.place + 1) + " from device " +
+               Twine(m.sender) + " to device " + Twine(m.receiver) +
+               ", but that device's recv " + Twine(m.place + 1) +
+               " from it is " +
+               schedule.devices[m.receiver][m.recv].describe(pipeline) +
+               ": NCCL matches the messages of a device pair in order, so "
+               "both sides must issue them in the same order");
 }
 
 bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {

@@ -79,7 +79,7 @@ def manifest_seeds():
         manifest.append(record)
         if record == "end" and whole:
             yield ("\n".join(manifest) + "\n").encode()
-    yield b"""pipe-program 4
+    yield b"""pipe-program 5
 type 0 f32 1 2
 type 1 f32 0
 param 0 w1 0 1

@@ -236,13 +236,14 @@ int main(int argc, char **argv) {
     }
     if (flag == "--transport") {
 #ifdef PIPE_RUNNER_CUDA
-      const char *known = "in-process, mpi, nccl";
+      const char *known = "in-process, mpi, mpi-in-order, nccl";
       bool isKnown = value == "nccl";
 #else
-      const char *known = "in-process, mpi";
+      const char *known = "in-process, mpi, mpi-in-order";
       bool isKnown = false;
 #endif
-      isKnown |= value == "mpi" || value == "in-process";
+      isKnown |=
+          value == "mpi" || value == "mpi-in-order" || value == "in-process";
       if (!isKnown)
         return die("--transport: '" + value + "' is not a transport (" + known +
                        ")",
@@ -270,7 +271,7 @@ int main(int argc, char **argv) {
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
 #else
-  if (transportName == "mpi" || devicesPerRank != 1 || replicas > 1)
+  if (transportName.rfind("mpi", 0) == 0 || devicesPerRank != 1 || replicas > 1)
     return die("--transport mpi, --devices-per-rank, --data-parallel: this "
                "pipe-runner was built without MPI (install libopenmpi-dev "
                "and rebuild)",
@@ -286,6 +287,12 @@ int main(int argc, char **argv) {
                   "every device) or mpi\n"
                   "                         (one process per rank; the "
                   "default under mpirun)\n"
+                  "                         or mpi-in-order (MPI with "
+                  "NCCL's rules: transfers\n"
+                  "                         matched by order only, sends "
+                  "synchronous; needs a\n"
+                  "                         program compiled with "
+                  "peer-order)\n"
                   "  --devices-per-rank N   devices each rank runs (default "
                   "1)\n"
                   "  --data-parallel R      check that the program was "
@@ -378,8 +385,9 @@ int main(int argc, char **argv) {
                pipe_rt::ExitUsage);
   }
 #ifdef PIPE_RUNNER_MPI
-  if (transportName == "mpi") {
-    transport = pipe_rt::createMpiTransport(&argc, &argv, message);
+  if (transportName == "mpi" || transportName == "mpi-in-order") {
+    transport = pipe_rt::createMpiTransport(&argc, &argv, message,
+                                            transportName == "mpi-in-order");
     if (!transport) {
       pipe_rt_session_destroy(session);
       return die(message);

@@ -23,9 +23,12 @@ bool launchedByMpiLauncher();
 
 /// Initialises MPI (MPI_THREAD_MULTIPLE) and returns the transport over
 /// MPI_COMM_WORLD; null with `error` when MPI cannot run. MPI is finalised
-/// when the last reference goes.
+/// when the last reference goes. `transfersByOrder`: NCCL's rules for
+/// transfers (Transport::matchesTransfersByOrder; synchronous sends), so
+/// that a run on CPUs shows whether a program can run over NCCL.
 std::shared_ptr<Transport> createMpiTransport(int *argc, char ***argv,
-                                              std::string &error);
+                                              std::string &error,
+                                              bool transfersByOrder = false);
 
 } // namespace pipe_rt
 

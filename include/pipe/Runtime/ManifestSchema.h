@@ -1,4 +1,5 @@
-//===- ManifestSchema.h - The program manifest's records ---------*- C++ -*-===//
+//===- ManifestSchema.h - The program manifest's records ---------*- C++
+//-*-===//
 //
 // The manifest is the one description of a compiled program that the
 // compiler (PipeToHost) writes and the runtime (lib/Runtime/Manifest.cpp)
@@ -37,6 +38,8 @@
 //   versions <xid>                               schedule keeps weight versions
 //   replicas <xid> <count>                       optional: data-parallel
 //       copies of the schedule (pipe.placement replicas; 1 when absent)
+//   peer_order <xid>                             every device pair's
+//       transfers are issued in the same order on both sides
 //   owns <xid> <sid> <nparams> <pid>...          params its update updates
 //   end
 //
@@ -64,7 +67,8 @@ constexpr const char *kManifestMagic = "pipe-program";
 ///   2: `versions` (a schedule keeps weight versions).
 ///   3: `replicas` (data-parallel copies of a schedule).
 ///   4: `metric` (task metrics beside the loss).
-constexpr int kManifestVersion = 4;
+///   5: `peer_order` (transfers matchable without tags).
+constexpr int kManifestVersion = 5;
 
 /// Record kinds in section order: a record may not follow one of a later
 /// section. device, ps and owns share the schedule's section (one group per
@@ -106,6 +110,7 @@ inline int getManifestSection(const std::string &keyword) {
       {"ps", ManifestSection::Schedule},
       {"versions", ManifestSection::Schedule},
       {"replicas", ManifestSection::Schedule},
+      {"peer_order", ManifestSection::Schedule},
       {"owns", ManifestSection::Schedule},
       {"end", ManifestSection::End}};
   for (const auto &[name, section] : records)
@@ -166,6 +171,7 @@ public:
   void ps(int schedule, int stage);
   void versions(int schedule);
   void replicas(int schedule, int count);
+  void peerOrder(int schedule);
   void owns(int schedule, int stage, const std::vector<int64_t> &params);
 
   /// The whole manifest: version line, records, `end`.

@@ -39,6 +39,12 @@ public:
   virtual int localRank() const = 0;
   /// The largest tag a message may carry (at least 32767).
   virtual int maxTag() const = 0;
+  /// Transfers are matched by their order between two devices only, as
+  /// NCCL matches them (it has no tags), and a send completes only once it
+  /// was received: the runtime then tags a transfer with its device pair
+  /// alone, and runs only programs whose device pairs issue their transfers
+  /// in the same order on both sides (compiled with peer-order).
+  virtual bool matchesTransfersByOrder() const { return false; }
 
   /// Posts a message of `bytes` to/from `peer`; sets `request` (never 0).
   /// The data must stay valid until test() reported the request done.

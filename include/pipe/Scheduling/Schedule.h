@@ -177,6 +177,20 @@ Schedule bucketGradientReductions(const Pipeline &pipeline, Schedule schedule,
 /// `checkSchedule` with `checkPeerOrder` holds for every generated kind.
 Schedule orderRecvsBySender(const Pipeline &pipeline, Schedule schedule);
 
+/// A device pair whose sides issue its transfers in different orders: the
+/// `place`-th (from 0) send of `sender` to `receiver` is its action `send`,
+/// and the receiver's recv at that place, its action `recv`, is another
+/// message.
+struct PeerOrderMismatch {
+  unsigned sender = 0, receiver = 0;
+  int send = -1, recv = -1;
+  unsigned place = 0;
+};
+/// The first mismatch of every device pair; empty when each pair's recvs
+/// come in the order of its sends.
+SmallVector<PeerOrderMismatch>
+findPeerOrderMismatches(const Pipeline &pipeline, const Schedule &schedule);
+
 } // namespace mlir::pipe
 
 #endif // PIPE_SCHEDULING_SCHEDULE_H

@@ -10,6 +10,7 @@
 
 #include "pipe/Autodiff/Autodiff.h"
 #include "pipe/Dialect/Pipe/Transforms/IndexRanges.h"
+#include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -281,6 +282,17 @@ LogicalResult ManifestBuilder::addSchedule(ScheduleOp schedule,
     writer.versions(id);
   if (placement.getReplicas() > 1)
     writer.replicas(id, placement.getReplicas());
+  // Whether an untagged transport (NCCL) can run it: the runtime refuses one
+  // whose device pairs disagree on their transfers' order.
+  FailureOr<Pipeline> pipeline = buildPipeline(
+      placement, stages, MachineModel::makeIdeal(placement.getDevices()));
+  if (failed(pipeline))
+    return failure();
+  FailureOr<Schedule> actions = readSchedule(schedule, *pipeline, stages);
+  if (failed(actions))
+    return failure();
+  if (findPeerOrderMismatches(*pipeline, *actions).empty())
+    writer.peerOrder(id);
   for (DeviceOp device : schedule.getBody().getOps<DeviceOp>())
     writer.device(id, device.getDevice(),
                   device.getDevice() < capacities.size()

@@ -7,7 +7,9 @@
 // test concurrently; one mutex serialises the MPI calls (needs at least
 // MPI_THREAD_SERIALIZED; requests MPI_THREAD_MULTIPLE), and completion is
 // polled with MPI_Test so that no thread ever blocks inside MPI holding it.
-// Errors are returned (MPI_ERRORS_RETURN), not fatal.
+// Errors are returned (MPI_ERRORS_RETURN), not fatal. With transfers by
+// order (NCCL's rules, to check a program for NCCL on CPUs) a transfer's
+// tag names only its device pair and its send is synchronous (MPI_Issend).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +38,8 @@ std::string mpiError(const char *what, int code) {
 
 class MPITransport final : public Transport {
 public:
-  MPITransport(bool initialized) : initialized(initialized) {
+  MPITransport(bool initialized, bool transfersByOrder)
+      : initialized(initialized), transfersByOrder(transfersByOrder) {
     MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
     // The ranks sharing this host's memory: their order picks the GPUs.
@@ -63,13 +66,16 @@ public:
       MPI_Finalize();
   }
 
-  const char *name() const override { return "MPI"; }
+  const char *name() const override {
+    return transfersByOrder ? "MPI with transfers in order" : "MPI";
+  }
   int rank() const override { return myRank; }
   int size() const override { return worldSize; }
   int localRank() const override { return hostRank; }
   /// Whether MPI told which ranks share this host.
   bool knowsHost() const { return hostFound; }
   int maxTag() const override { return tagUpperBound; }
+  bool matchesTransfersByOrder() const override { return transfersByOrder; }
 
   int isend(Channel channel, int peer, int tag, const void *data,
             uint64_t bytes, uint64_t &request, std::string &error) override {
@@ -147,10 +153,14 @@ private:
     MPI_Comm comm = comms[int(channel)];
     std::lock_guard<std::mutex> lock(mu);
     Posted p{MPI_REQUEST_NULL, bytes, peer, !sending};
-    int rc = sending ? MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag, comm,
-                                 &p.request)
-                     : MPI_Irecv(data, int(bytes), MPI_BYTE, peer, tag, comm,
-                                 &p.request);
+    // NCCL's send completes once received: a synchronous send.
+    bool synchronous = transfersByOrder && channel == Channel::Transfers;
+    int rc = !sending ? MPI_Irecv(data, int(bytes), MPI_BYTE, peer, tag, comm,
+                                  &p.request)
+             : synchronous ? MPI_Issend(data, int(bytes), MPI_BYTE, peer, tag,
+                                        comm, &p.request)
+                           : MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag,
+                                       comm, &p.request);
     if (int st = checked(sending ? "MPI_Isend" : "MPI_Irecv", rc, error))
       return st;
     request = nextRequest++;
@@ -158,7 +168,7 @@ private:
     return PIPE_RT_OK;
   }
 
-  bool initialized;
+  bool initialized, transfersByOrder;
   int myRank = 0, worldSize = 1, hostRank = 0, tagUpperBound = 32767;
   bool hostFound = false;
   MPI_Comm comms[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
@@ -178,7 +188,8 @@ bool pipe_rt::launchedByMpiLauncher() {
 }
 
 std::shared_ptr<Transport> pipe_rt::createMpiTransport(int *argc, char ***argv,
-                                                       std::string &error) {
+                                                       std::string &error,
+                                                       bool transfersByOrder) {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) {
@@ -195,7 +206,7 @@ std::shared_ptr<Transport> pipe_rt::createMpiTransport(int *argc, char ***argv,
       return nullptr;
     }
   }
-  auto transport = std::make_shared<MPITransport>(!already);
+  auto transport = std::make_shared<MPITransport>(!already, transfersByOrder);
   if (!transport->knowsHost()) {
     error = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: the ranks "
             "sharing this host are unknown";

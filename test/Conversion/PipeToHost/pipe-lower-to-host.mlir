@@ -30,7 +30,7 @@
 // micro-batch 1 (flag 1); device 0 splits one backward into its input and
 // weight parts.
 
-// MAN:      pipe-program 4
+// MAN:      pipe-program 5
 // MAN-NEXT: type 0 f32 2 8 8
 // MAN-NEXT: type 1 f32 2 4 8
 // MAN-NEXT: type 2 f32 0
@@ -70,6 +70,7 @@
 // MAN-NEXT: stage 1 s1 1 2 1 2
 // MAN-NEXT: edge 0 1 1 2
 // MAN-NEXT: schedule 0 onefoneb 1f1b 2 2 1 0
+// MAN-NEXT: peer_order 0
 // MAN-NEXT: device 0 0 0 pipe_device_0_0
 // MAN-NEXT: device 0 1 0 pipe_device_0_1
 // MAN-NEXT: owns 0 0 1 0
@@ -79,7 +80,7 @@
 // The module keeps only the manifest, the ABI version and functions.
 // CHECK-LABEL: module
 // CHECK-NOT:   pipe.
-// CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0A
+// CHECK:       llvm.mlir.global external constant @pipe_program_manifest("pipe-program 5\0A
 // CHECK:       llvm.mlir.global external constant @pipe_program_abi_version(4 : i32)
 // CHECK-NOT:   pipe.{{param|graph|placement|schedule|block|run}}
 // CHECK-NOT:   @unused
@@ -322,13 +323,14 @@ pipe.schedule @onefoneb placement @two kind "1f1b" microbatches 2 {
 // loaded from and pushed to the parameter server, boundary activations
 // offloaded and prefetched, every forward recomputed before its backward.
 
-// MAN:      pipe-program 4
+// MAN:      pipe-program 5
 // MAN:      stage 0 s0 0 1 0
 // MAN-NEXT: stage 1 s1 0 1 1
 // MAN-NEXT: stage 2 s2 0 1 2
 // MAN-NEXT: edge 0 1 1 2
 // MAN-NEXT: edge 1 2 1 4
 // MAN-NEXT: schedule 0 l2l l2l 1 2 1 0
+// MAN-NEXT: peer_order 0
 // MAN-NEXT: device 0 0 0 pipe_device_0_0
 // MAN-NEXT: owns 0 0 1 0
 // MAN-NEXT: owns 0 1 1 1
@@ -522,7 +524,7 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // (s2) owns its update; pipe.reduce_grad names the param id. A second,
 // forward-only schedule on the same placement keeps nothing.
 
-// MAN:      pipe-program 4
+// MAN:      pipe-program 5
 // MAN-NEXT: type 0 f32 2 8 8
 // MAN-NEXT: type 1 f32 2 4 8
 // MAN-NEXT: type 2 f32 0
@@ -539,11 +541,13 @@ pipe.schedule @l2l placement @one kind "l2l" microbatches 2 {
 // MAN-NEXT: edge 0 1 1 2
 // MAN-NEXT: edge 1 2 1 4
 // MAN-NEXT: schedule 0 vee_gpipe gpipe 2 1 1 0
+// MAN-NEXT: peer_order 0
 // MAN-NEXT: device 0 0 0 pipe_device_0_0
 // MAN-NEXT: device 0 1 0 pipe_device_0_1
 // MAN-NEXT: owns 0 2 1 0
 // MAN-NEXT: owns 0 1 1 1
 // MAN-NEXT: schedule 1 vee_eval gpipe 2 1 1 1
+// MAN-NEXT: peer_order 1
 // MAN-NEXT: device 1 0 0 pipe_device_1_0
 // MAN-NEXT: device 1 1 0 pipe_device_1_1
 // MAN-NEXT: end

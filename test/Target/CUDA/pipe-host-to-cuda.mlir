@@ -43,7 +43,7 @@
 // The cubin is loaded by a constructor and launched by name.
 // CHECK-DAG: @pipe_kernels_binary = internal constant [{{[0-9]+}} x i8] c"\7FELF
 // CHECK-DAG: @llvm.global_ctors = appending global {{.*}} [{ i32, ptr, ptr } { i32 123, ptr @pipe_kernels_load, ptr null }]
-// CHECK-DAG: @pipe_program_manifest = constant [{{[0-9]+}} x i8] c"pipe-program 4\0A
+// CHECK-DAG: @pipe_program_manifest = constant [{{[0-9]+}} x i8] c"pipe-program 5\0A
 // CHECK-DAG: @pipe_program_abi_version = constant i32 4
 // CHECK-DAG: declare void @pipe_rt_cuda_gemm(ptr, ptr, ptr, ptr, ptr, ptr, ptr, i32)
 

@@ -25,7 +25,7 @@
 // CHECK-DAG: llvm.mlir.global private constant @{{__pipe_gemm_shape_[0-9]+}}(dense<[1, 8, 4, 8, 0, 8, 1, 0, 1, 8, 0, 1, 8]> : tensor<13xi64>)
 // Weight gradient: x[i, k] * dy[i, j] summed over the 4 rows.
 // CHECK-DAG: llvm.mlir.global private constant @{{__pipe_gemm_shape_[0-9]+}}(dense<[1, 8, 8, 4, 0, 1, 8, 0, 8, 1, 0, 8, 1]> : tensor<13xi64>)
-// CHECK-DAG: llvm.mlir.global external constant @pipe_program_manifest("pipe-program 4\0Atype 0 f32 2 8 8\0A{{.*}}\0Aend\0A\00")
+// CHECK-DAG: llvm.mlir.global external constant @pipe_program_manifest("pipe-program 5\0Atype 0 f32 2 8 8\0A{{.*}}\0Aend\0A\00")
 // CHECK-DAG: llvm.mlir.global external constant @pipe_program_abi_version(4 : i32)
 
 // The loss's sum of squares (rows of 8) is a vector reduction, reassociated
