@@ -43,7 +43,7 @@
 // ABI: pipe-runner: {{.*}}abi999.so: compiled for runtime ABI 999, this runner is 4
 // NOTPROG: pipe-runner: {{.*}}empty.so: missing symbol pipe_program_abi_version (not a compiled pipe program?)
 // MANIFEST: pipe-runner: {{.*}}bad-manifest.so: manifest line 2: missing dimension
-// OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 4: recompile the program with this release's pipe-compile (or pipe-train)
+// OLDFORMAT: pipe-runner: {{.*}}manifest-v1.so: manifest line 1: format version 1 is older than this runtime's version 5: recompile the program with this release's pipe-compile (or pipe-train)
 // NOWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}missing.safetensors: cannot open: No such file or directory
 // WRONGWEIGHTS: pipe-runner: {{.*}}ok.so: {{.*}}data.safetensors: no tensor 'w0' (param of the program)
 // SHAPE: pipe-runner: {{.*}}shape.safetensors: tensor 'input0' is F32 [2, 4, 9], input 0 of the program needs F32 [N, 4, 8] (N >= 1 micro-batches) or [S, 8] (S >= 4 samples)
