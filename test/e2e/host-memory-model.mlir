@@ -5,7 +5,8 @@
 // "Memory model"): parameters, gradients from the first backward to the
 // update or push, kept activations, weight versions of a stash schedule,
 // loads, offloads and prefetches, and while a block part runs its measured
-// working memory (outputs and the lowered code's temporaries). Every
+// working memory (outputs and the lowered code's temporaries), and the
+// recvs a peer-ordered schedule posts early (two stages per device). Every
 // prediction must be within 10% of the measured peak; the ratios are
 // printed for docs/scheduling.md.
 //
@@ -22,6 +23,7 @@
 // RUN: %python %S/Inputs/memory-model-row.py %t stale "devices=2" "kind=pipedream-async microbatches=4 steps=4 weights=stale" | FileCheck %s --check-prefix=STALE
 // RUN: %python %S/Inputs/memory-model-row.py %t mixed "devices=2" "kind=mixed microbatches=4" | FileCheck %s --check-prefix=MIXED
 // RUN: %python %S/Inputs/memory-model-row.py %t recompute "devices=2" "kind=1f1b microbatches=4 recompute=true" | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: %python %S/Inputs/memory-model-row.py %t peer-order "devices=2 stages-per-device=2" "kind=1f1b microbatches=4 peer-order=true" | FileCheck %s --check-prefix=PEER
 // RUN: %python %S/Inputs/memory-model-row.py %t l2l "devices=1 stages-per-device=0" "kind=l2l microbatches=2 constant-memory=true" | FileCheck %s --check-prefix=L2L
 
 // GPIPE: gpipe within 10%
@@ -32,4 +34,5 @@
 // STALE: stale within 10%
 // MIXED: mixed within 10%
 // RECOMPUTE: recompute within 10%
+// PEER: peer-order within 10%
 // L2L: l2l within 10%
