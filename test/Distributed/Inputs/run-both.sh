@@ -2,8 +2,9 @@
 # run-both.sh DIR NAME PLACE SCHEDULE [pipe-runner options]: schedules
 # DIR/base.mlir (--pipe-place=PLACE, --pipe-schedule=SCHEDULE), compiles it
 # and trains it on DIR/data.safetensors in one process and as 2 MPI ranks
-# (the lit substitution %mpirun, passed in MPIRUN), then compares the runs
-# and the ranks' profiles.
+# (the lit substitution %mpirun, passed in MPIRUN; the ranks' --transport
+# in RANKS_TRANSPORT, default mpi), then compares the runs and the ranks'
+# profiles.
 set -euo pipefail
 dir=$1 name=$2 place=$3 schedule=$4
 shift 4
@@ -16,7 +17,7 @@ train=(--weights "$dir/$name.w0" --data "$dir/data.safetensors" --steps 4
 pipe-runner "$dir/$name.so" "${train[@]}" --log-json "$dir/$name.one.jsonl" \
   --save-weights "$dir/$name.one.st" > /dev/null
 $MPIRUN -np 2 pipe-runner "$dir/$name.so" "${train[@]}" \
-  --log-json "$dir/$name.two.jsonl" --save-weights "$dir/$name.two.st" \
+  --transport "${RANKS_TRANSPORT:-mpi}" --log-json "$dir/$name.two.jsonl" --save-weights "$dir/$name.two.st" \
   --profile "$dir/$name.prof" > /dev/null
 python3 "$inputs/same-run.py" "$dir/$name.one.jsonl" "$dir/$name.two.jsonl" \
   "$dir/$name.one.st" "$dir/$name.two.st"
