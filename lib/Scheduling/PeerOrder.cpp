@@ -13,6 +13,7 @@
 
 #include "pipe/Scheduling/Schedule.h"
 
+#include <deque>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -89,10 +90,12 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
   Schedule result = schedule;
   for (unsigned d = 0; d < numDevices; ++d) {
     const SmallVector<ScheduleAction> &actions = schedule.devices[d];
-    std::map<MessageKey, size_t> recvAt;
+    // A message sent twice (two edges between a stage pair) is received
+    // in the order of its recvs.
+    std::map<MessageKey, std::deque<size_t>> recvAt;
     for (unsigned peer = 0; peer < numDevices; ++peer)
       for (int i : recvs[{peer, d}])
-        recvAt[keyOf(actions[i])] = i;
+        recvAt[keyOf(actions[i])].push_back(i);
 
     // Each recv goes where the earliest recv of its message or of a later
     // one from the same peer was; the recvs placed at one spot keep the
@@ -107,9 +110,10 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
       SmallVector<size_t> from;
       for (int i : it->second) {
         auto at = recvAt.find(keyOf(schedule.devices[peer][i]));
-        if (at == recvAt.end())
+        if (at == recvAt.end() || at->second.empty())
           break;
-        from.push_back(at->second);
+        from.push_back(at->second.front());
+        at->second.pop_front();
       }
       if (from.size() != it->second.size())
         continue;

@@ -137,6 +137,9 @@ bool Checker::checkStatic() {
   managedStage.assign(numStages, false);
   std::map<std::pair<WorkKey, ActionKind>, std::pair<unsigned, int>> seen;
   std::map<std::pair<int, unsigned>, unsigned> updatesSeen;
+  // (is a send, message) -> where it was first issued.
+  std::map<std::pair<bool, TransferKey>, std::pair<unsigned, int>>
+      transfersSeen;
   bool ok = true;
   for (unsigned d = 0; d < schedule.devices.size(); ++d) {
     llvm::DenseSet<int> tokensDefined, tokensWaited;
@@ -186,6 +189,19 @@ bool Checker::checkStatic() {
           }
       if (a.kind == ActionKind::Update || a.kind == ActionKind::HostUpdate)
         ++updatesSeen[{a.stage, a.step}];
+      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv) {
+        // Each message is sent once and received once: transports match
+        // them by what they are (or, untagged, by order).
+        auto [it, inserted] = transfersSeen.try_emplace(
+            {a.kind == ActionKind::Send, keyOf(a)}, d, i);
+        if (!inserted) {
+          report(d, i,
+                 "repeats a transfer; the first is action " +
+                     Twine(it->second.second) + " of device " +
+                     Twine(it->second.first));
+          ok = false;
+        }
+      }
       bool counted = a.kind == ActionKind::Forward ||
                      a.kind == ActionKind::Backward ||
                      a.kind == ActionKind::BackwardInput ||

@@ -9,7 +9,8 @@
 // damage (actions dropped, duplicated, swapped, moved, fields rewritten), and
 // optionally a machine with small memory. The checker must report, never crash
 // or hang, whatever it is given; its violations must name a device of the
-// schedule or pipeline.
+// schedule or pipeline. A schedule it accepts must stay correct, and be in
+// peer order, once orderRecvsBySender reordered its recvs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,6 +202,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (v.message.empty() ||
           (v.device >= numDevices && v.device >= pipeline.numDevices))
         std::abort();
+  }
+
+  // A correct schedule stays correct with its recvs in peer order, and is
+  // then in peer order.
+  ScheduleCheckOptions plain;
+  plain.checkMemory = false;
+  if (checkSchedule(pipeline, schedule, nullptr, plain).empty()) {
+    plain.checkPeerOrder = true;
+    if (!checkSchedule(pipeline, orderRecvsBySender(pipeline, schedule),
+                       nullptr, plain)
+             .empty())
+      std::abort();
   }
   return 0;
 }

@@ -47,6 +47,28 @@ TEST(Checker, AcceptsGeneratedSchedules) {
   }
 }
 
+TEST(Checker, RepeatedTransfer) {
+  // The IR's verifier refuses a repeated transfer; the C++ API meets it
+  // too: each message is sent once and received once.
+  Pipeline pipeline = Pipeline::makeChain(2, 2, 1, 1, 1);
+  Schedule schedule = make("1f1b", pipeline, 2);
+  int index = find(schedule, 0, ActionKind::Send, 0, 1);
+  ASSERT_GE(index, 0);
+  ScheduleAction again = schedule.devices[0][index];
+  again.token = 1000;
+  ScheduleAction wait;
+  wait.kind = ActionKind::Wait;
+  wait.waits.push_back(again.token);
+  schedule.devices[0].insert(schedule.devices[0].begin() + index + 1,
+                             {again, wait});
+  std::string text = messages(checkSchedule(pipeline, schedule, nullptr));
+  EXPECT_NE(text.find("device 0: pipe.send activation @s0 -> @s1 mb 1 "
+                      "repeats a transfer; the first is action " +
+                      std::to_string(index) + " of device 0"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Checker, MissingAction) {
   Pipeline pipeline = Pipeline::makeChain(2, 2, 1, 1, 1);
   Schedule schedule = make("1f1b", pipeline, 2);
