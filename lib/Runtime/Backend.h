@@ -44,6 +44,9 @@ public:
   /// through copy(), and sends carry buffers by reference (see
   /// docs/cuda-runtime.md).
   virtual bool hostAccessible() const = 0;
+  /// Whether device buffers are host memory all the same (the staged
+  /// simulation of a GPU): a host-memory transport can then carry them.
+  virtual bool hostBacked() const { return hostAccessible(); }
   /// Whether the `_mlir_memref_to_llvm_*` hooks allocate device memory
   /// inside a block call (true for the simulated devices). When false they
   /// hand out host memory and device results come from the backend's own

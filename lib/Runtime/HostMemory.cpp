@@ -55,6 +55,7 @@ class HostMemory final : public DeviceMemory {
 public:
   HostMemory(pipe_rt_devices *devs, bool staged) : devs(devs), staged(staged) {}
   bool hostAccessible() const override { return !staged; }
+  bool hostBacked() const override { return true; }
   bool hookAllocsOnDevice() const override { return !staged; }
   int alloc(int device, uint64_t bytes, const char *what, void **out,
             std::string &error) override {

@@ -130,10 +130,11 @@ public:
   RankCommunicator(const RankMap &ranks, const Manifest &m,
                    const ScheduleInfo &sched,
                    std::unique_ptr<Communicator> local, double watchdogSeconds,
-                   const std::atomic<bool> &failed)
+                   const std::atomic<bool> &failed, bool deviceBuffers)
       : ranks(ranks), m(m), local(std::move(local)), devices(sched.devices),
         tags(transferTags(m, sched, ranks.transport->maxTag())),
-        watchdogSeconds(watchdogSeconds), failed(failed) {}
+        watchdogSeconds(watchdogSeconds), failed(failed),
+        deviceBuffers(deviceBuffers) {}
 
   int send(int device, const pipe_rt_channel_key &key, const void *payload,
            uint64_t bytes, pipe_rt_token &token, std::string &error) override {
@@ -143,11 +144,17 @@ public:
     Pending p;
     p.peer = peer;
     p.sending = true;
-    // The payload is the caller's: keep a copy until the send completed.
-    const auto *bytesIn = static_cast<const unsigned char *>(payload);
-    p.buffer.assign(bytesIn, bytesIn + bytes);
+    // Bytes are the caller's until it returns: keep a copy until the send
+    // completed. A device buffer stays the caller's until the wait.
+    const void *data = payload;
+    if (!deviceBuffers) {
+      const auto *bytesIn = static_cast<const unsigned char *>(payload);
+      p.buffer.assign(bytesIn, bytesIn + bytes);
+      data = nullptr;
+    }
     ranks.transport->sentBytes += bytes;
-    return postRemote(key, std::move(p), nullptr, bytes, token, error);
+    return postRemote(key, std::move(p), const_cast<void *>(data), bytes, token,
+                      error);
   }
 
   int recv(int device, const pipe_rt_channel_key &key, void *target,
@@ -213,12 +220,13 @@ private:
            m.stages[key.dst_stage].device;
   }
 
-  /// `data`: a recv's target; a send's is its copy (the vector's heap
-  /// buffer, which stays where it is when `p` moves).
+  /// `data`: a recv's target, a send's device buffer, or null for a send's
+  /// copy (the vector's heap buffer, which stays where it is when `p`
+  /// moves).
   int postRemote(const pipe_rt_channel_key &key, Pending p, void *data,
                  uint64_t bytes, pipe_rt_token &token, std::string &error) {
     p.key = key;
-    if (p.sending)
+    if (!data)
       data = p.buffer.data();
     int tag = ranks.transport->matchesTransfersByOrder()
                   ? devicePairTag(key)
@@ -240,6 +248,7 @@ private:
   TagSpace tags;
   double watchdogSeconds;
   const std::atomic<bool> &failed;
+  bool deviceBuffers;
   std::mutex mu;
   std::map<pipe_rt_token, Pending> pending;
   pipe_rt_token next = 1;
@@ -452,9 +461,10 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
 std::unique_ptr<Communicator> pipe_rt::rankCommunicator(
     const RankMap &ranks, const Manifest &m, const ScheduleInfo &sched,
     std::unique_ptr<Communicator> local, double watchdogSeconds,
-    const std::atomic<bool> &failed) {
+    const std::atomic<bool> &failed, bool deviceBuffers) {
   return std::make_unique<RankCommunicator>(ranks, m, sched, std::move(local),
-                                            watchdogSeconds, failed);
+                                            watchdogSeconds, failed,
+                                            deviceBuffers);
 }
 
 namespace {

@@ -51,11 +51,15 @@ bool checkScheduleFitsRanks(const Manifest &m, const ScheduleInfo &sched,
 
 /// Transfers between stages on devices of this rank go through `local`,
 /// the others through the transport. `failed` is the run's flag: a wait
-/// for a remote message stops when it is set.
+/// for a remote message stops when it is set. `deviceBuffers`: the
+/// transport carries the devices' buffers (Transport::carriesDeviceMemory),
+/// so a send's payload is a device buffer the caller keeps until its wait,
+/// not bytes to copy.
 std::unique_ptr<Communicator>
 rankCommunicator(const RankMap &ranks, const Manifest &m,
                  const ScheduleInfo &sched, std::unique_ptr<Communicator> local,
-                 double watchdogSeconds, const std::atomic<bool> &failed);
+                 double watchdogSeconds, const std::atomic<bool> &failed,
+                 bool deviceBuffers);
 
 /// A meeting of `participants` across ranks (reduce_grad of param `slot`,
 /// clipping with slot = number of params): `device` sends `mine` (`bytes`,

@@ -344,10 +344,20 @@ bool movesByReference(const RunState &run, int peer) {
   return run.transfers->byReference() && run.ranks.isLocal(peer);
 }
 
+/// Whether a transfer with program device `peer` on another rank moves
+/// device buffers through a transport that carries them (NCCL), instead of
+/// bytes staged through host memory.
+bool movesDeviceBuffers(const RunState &run, int peer) {
+  return run.transfers->byReference() && !run.ranks.isLocal(peer) &&
+         run.ranks.transport->carriesDeviceMemory(run.memory.backend());
+}
+
 /// Registers `posted` under the address the program moves it by.
 int32_t postBuffer(pipe_rt_device_ctx *ctx, PostedBuffer posted,
                    void **buffer) {
-  void *at = posted.sending ? static_cast<void *>(posted.payload.data())
+  void *at = posted.sending ? posted.token->keepAlive
+                                  ? posted.token->keepAlive->data
+                                  : static_cast<void *>(posted.payload.data())
              : posted.token->inFlightId
                  ? static_cast<void *>(posted.token->inFlightId.get())
                  : posted.token->keepAlive->data;
@@ -447,6 +457,27 @@ int32_t pipe_rt_comm_send_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
     uint64_t id = run.transfers->putInFlight(ctx->device, std::move(refs));
     payload.resize(sizeof(id));
     std::memcpy(payload.data(), &id, sizeof(id));
+  } else if (movesDeviceBuffers(run, posted.peerDevice)) {
+    // One device buffer of the values packed, which the transport sends and
+    // the token keeps until the wait.
+    BufferPtr packed;
+    std::string error;
+    if (int st = run.memory.alloc(ctx->device, posted.bytes, what.c_str(),
+                                  packed, error))
+      return fail(ctx, st, what + ": " + error);
+    uint64_t at = 0;
+    for (size_t i = 0; i < refs.size(); ++i) {
+      uint64_t bytes = valueType(m, (*values)[i]).bytes();
+      void *slot = static_cast<unsigned char *>(packed->data) + at;
+      int st = refs[i] ? run.memory.copy(ctx->device, Lane::Compute, slot,
+                                         refs[i]->data, bytes, error)
+                       : run.memory->zero(ctx->device, Lane::Compute, slot,
+                                          bytes, error);
+      if (st != PIPE_RT_OK)
+        return fail(ctx, st, what + ": " + error);
+      at += bytes;
+    }
+    posted.token->keepAlive = std::move(packed);
   } else {
     payload.assign(posted.bytes, 0);
     uint64_t at = 0;
@@ -480,9 +511,11 @@ int64_t pipe_rt_comm_send(pipe_rt_comm *comm, const void *buffer, int64_t count,
                 ? run.linkIndex(ctx->device, run.sameReplica(ctx->device, peer))
                 : -1;
   std::string error;
-  if (int st = run.transfers->channels().send(
-          ctx->device, posted.key, posted.payload.data(), posted.payload.size(),
-          t->channel, error))
+  const void *payload =
+      t->keepAlive ? t->keepAlive->data : posted.payload.data();
+  uint64_t bytes = t->keepAlive ? posted.bytes : posted.payload.size();
+  if (int st = run.transfers->channels().send(ctx->device, posted.key, payload,
+                                              bytes, t->channel, error))
     return -fail(ctx, st, t->what + ": " + error);
   return run.transfers->addToken(ctx->device, std::move(t));
 }
@@ -506,9 +539,12 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
   posted.peerDevice = m.stages[src].device; // a device of the program
   std::string error;
   // Bytes from another rank land in host memory when the host cannot
-  // address the device's.
+  // address the device's, unless the transport carries device buffers.
   bool byReference = movesByReference(run, posted.peerDevice);
-  int landing = run.transfers->byReference() && !byReference ? -1 : ctx->device;
+  bool deviceBuffers = movesDeviceBuffers(run, posted.peerDevice);
+  int landing = run.transfers->byReference() && !byReference && !deviceBuffers
+                    ? -1
+                    : ctx->device;
   if (byReference) {
     t->inFlightId = std::make_shared<uint64_t>(0);
     posted.bytes = sizeof(uint64_t);
@@ -549,7 +585,10 @@ int32_t pipe_rt_comm_recv_buffer(pipe_rt_device_ctx *ctx, int32_t kind,
       if (int st = run.memory.alloc(device, t.bytes(), what.c_str(), b, error))
         return st;
       int st = PIPE_RT_OK;
-      if (!inFlightId)
+      if (!inFlightId && target->device >= 0 && run.transfers->byReference())
+        st = run.memory.copy(device, Lane::Compute, b->data, src, t.bytes(),
+                             error); // a device buffer from another rank
+      else if (!inFlightId)
         st = run.memory.hostWrite(Lane::Compute, *b, src, t.bytes(), error);
       else if (!refs[i])
         st = run.memory->zero(device, Lane::Compute, b->data, t.bytes(), error);

@@ -23,6 +23,22 @@
 // RUN: env MPIRUN="%mpirun" RANKS_TRANSPORT=mpi-in-order %S/Inputs/run-both.sh %t stash "devices=2 stages-per-device=2" "kind=pipedream-async microbatches=4 weights=stash steps=2 peer-order=true" | FileCheck %s
 // RUN: env MPIRUN="%mpirun" RANKS_TRANSPORT=mpi-in-order %S/Inputs/run-both.sh %t stale "devices=2 stages-per-device=2" "kind=pipedream-async microbatches=4 weights=stale steps=2 peer-order=true" | FileCheck %s
 //
+// On the staged backend (device memory the host may not address, as a
+// GPU's) the transport carries the device buffers themselves, as NCCL
+// would: the sender packs a transfer's values into one device buffer, the
+// receiver unpacks them from its own; nothing goes through host memory.
+// RUN: env PIPE_RT_BACKEND=staged MPIRUN="%mpirun" RANKS_TRANSPORT=mpi-in-order %S/Inputs/run-both.sh %t staged-1f1b "devices=2 stages-per-device=2" "kind=1f1b microbatches=4 peer-order=true" | FileCheck %s
+// RUN: env PIPE_RT_BACKEND=staged MPIRUN="%mpirun" RANKS_TRANSPORT=mpi-in-order %S/Inputs/run-both.sh %t staged-zb "devices=2 stages-per-device=2" "kind=zb-h1 microbatches=4 peer-order=true" | FileCheck %s
+// RUN: env PIPE_RT_BACKEND=staged MPIRUN="%mpirun" RANKS_TRANSPORT=mpi-in-order %S/Inputs/run-both.sh %t staged-stash "devices=2 stages-per-device=2" "kind=pipedream-async microbatches=4 weights=stash steps=2 peer-order=true" | FileCheck %s
+// 4 devices on 2 ranks: 0 -> 1 and 2 -> 3 by reference within a rank,
+// 1 -> 2 and back as device buffers between the ranks.
+// RUN: pipe-opt %t/base.mlir --pipe-place=devices=4 "--pipe-schedule=kind=1f1b microbatches=4 peer-order=true" -o %t/four.mlir
+// RUN: pipe-compile %t/four.mlir -o %t/four.so -O 0
+// RUN: pipe-runner %t/four.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer adamw --lr 0.01 --log-json %t/four.one.jsonl --save-weights %t/four.one.st
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 2 pipe-runner %t/four.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer adamw --lr 0.01 --transport mpi-in-order --devices-per-rank 2 --log-json %t/four.two.jsonl --save-weights %t/four.two.st --profile %t/four.prof
+// RUN: %python %S/Inputs/same-run.py %t/four.one.jsonl %t/four.two.jsonl %t/four.one.st %t/four.two.st | FileCheck %s --check-prefix=SAME
+// RUN: %python %S/Inputs/check-ranks.py %t/four.prof 2 2 --backend staged | FileCheck %s --check-prefix=FOUR
+//
 // Without peer-order: refused in order, run by tag.
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 stages-per-device=2" "--pipe-schedule=kind=1f1b microbatches=4" -o %t/tagged.mlir
 // RUN: pipe-compile %t/tagged.mlir -o %t/tagged.so -O 0
@@ -34,4 +50,5 @@
 // CHECK: same: 4 steps, 28 tensors, bit for bit
 // CHECK: ranks: 2 processes, each ran only its own devices and sent bytes
 // SAME: same: 4 steps, 28 tensors, bit for bit
+// FOUR: ranks: 2 processes, each ran only its own devices and sent bytes, on staged memory
 // REFUSED: schedule '{{.*}}' issues the transfers of some device pair in different orders on its two sides, and this transport (MPI with transfers in order: transfers matched by order, as by NCCL) would mismatch them: compile it with peer-order

@@ -24,6 +24,8 @@ struct pipe_rt_session;
 
 namespace pipe_rt {
 
+class DeviceMemory;
+
 class Transport {
 public:
   /// Independent tag spaces: a message on one never matches a receive on
@@ -45,6 +47,14 @@ public:
   /// alone, and runs only programs whose device pairs issue their transfers
   /// in the same order on both sides (compiled with peer-order).
   virtual bool matchesTransfersByOrder() const { return false; }
+  /// Whether its transfers send and receive the buffers of `memory`'s
+  /// devices directly (as NCCL does GPU memory), so that a transfer to
+  /// another rank is not copied through host memory where the host cannot
+  /// address the devices' memory: the runtime then posts device pointers of
+  /// the sending and receiving devices on Channel::Transfers.
+  virtual bool carriesDeviceMemory(const DeviceMemory &memory) const {
+    return false;
+  }
 
   /// Posts a message of `bytes` to/from `peer`; sets `request` (never 0).
   /// The data must stay valid until test() reported the request done.

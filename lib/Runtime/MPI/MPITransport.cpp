@@ -17,6 +17,8 @@
 
 #include "pipe/Runtime/Status.h"
 
+#include "../Backend.h"
+
 #include <mpi.h>
 
 #include <climits>
@@ -76,6 +78,12 @@ public:
   bool knowsHost() const { return hostFound; }
   int maxTag() const override { return tagUpperBound; }
   bool matchesTransfersByOrder() const override { return transfersByOrder; }
+  /// Under NCCL's rules it carries device buffers as NCCL would, where
+  /// they are host memory (the staged backend); MPI is not asked to read
+  /// GPU memory.
+  bool carriesDeviceMemory(const DeviceMemory &memory) const override {
+    return transfersByOrder && memory.hostBacked();
+  }
 
   int isend(Channel channel, int peer, int tag, const void *data,
             uint64_t bytes, uint64_t &request, std::string &error) override {
