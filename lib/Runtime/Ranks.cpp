@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <thread>
 
 using namespace pipe_rt;
@@ -46,6 +47,15 @@ struct TagSpace {
     return int((uint64_t(step) % window) * perStep + withinStep);
   }
 };
+
+/// The most devices a schedule of `m` uses: the range of transfer link
+/// tags.
+int manifestDevices(const Manifest &m) {
+  int devices = 1;
+  for (const ScheduleInfo &sched : m.schedules)
+    devices = std::max(devices, sched.devices);
+  return devices;
+}
 
 TagSpace transferTags(const Manifest &m, const ScheduleInfo &sched,
                       int maxTag) {
@@ -131,7 +141,8 @@ public:
                    const ScheduleInfo &sched,
                    std::unique_ptr<Communicator> local, double watchdogSeconds,
                    const std::atomic<bool> &failed, bool deviceBuffers)
-      : ranks(ranks), m(m), local(std::move(local)), devices(sched.devices),
+      : ranks(ranks), m(m), local(std::move(local)),
+        devices(manifestDevices(m)),
         tags(transferTags(m, sched, ranks.transport->maxTag())),
         watchdogSeconds(watchdogSeconds), failed(failed),
         deviceBuffers(deviceBuffers) {}
@@ -216,8 +227,8 @@ private:
   /// devices, sender first (a key's source stage sends, whatever it
   /// carries).
   int devicePairTag(const pipe_rt_channel_key &key) const {
-    return m.stages[key.src_stage].device * devices +
-           m.stages[key.dst_stage].device;
+    return transferLinkTag(m.stages[key.src_stage].device,
+                           m.stages[key.dst_stage].device, devices);
   }
 
   /// `data`: a recv's target, a send's device buffer, or null for a send's
@@ -444,8 +455,8 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
                    sched.name.c_str(), t.name());
     return false;
   }
-  bool pairTagsFit = uint64_t(sched.devices) * uint64_t(sched.devices) <=
-                     uint64_t(t.maxTag()) + 1;
+  uint64_t devices = uint64_t(manifestDevices(m));
+  bool pairTagsFit = devices * devices <= uint64_t(t.maxTag()) + 1;
   if (!(t.matchesTransfersByOrder()
             ? pairTagsFit
             : transferTags(m, sched, t.maxTag()).fits) ||
@@ -656,6 +667,34 @@ int pipe_rt::shareParams(pipe_rt_session *session, std::string &error) {
 // Attaching a session
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The device pairs on different ranks that the transfers of `m`'s
+/// schedules cross (activations along each edge, gradients back), over
+/// every replica, sorted.
+std::vector<Transport::Link> crossRankLinks(const Manifest &m,
+                                            const RankMap &ranks) {
+  std::set<Transport::Link> links;
+  for (const auto &[edge, values] : m.edges) {
+    int producer = m.stages[edge.first].device;
+    int consumer = m.stages[edge.second].device;
+    for (int r = 0; r < ranks.replicas; ++r) {
+      int from = ranks.rankOf(producer, r), to = ranks.rankOf(consumer, r);
+      if (from == to)
+        continue;
+      links.insert({from, to, producer, consumer});
+      links.insert({to, from, consumer, producer});
+    }
+  }
+  return {links.begin(), links.end()};
+}
+
+} // namespace
+
+int pipe_rt::programDevices(const pipe_rt_session *session) {
+  return manifestDevices(session->manifest);
+}
+
 int pipe_rt::programReplicas(const pipe_rt_session *session) {
   int replicas = 1;
   for (const ScheduleInfo &sched : session->manifest.schedules)
@@ -715,6 +754,11 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
   for (const ScheduleInfo &sched : session->manifest.schedules)
     if (!checkScheduleFitsRanks(session->manifest, sched, ranks, error))
       return PIPE_RT_INVALID_ARGUMENT;
+  if (int st = transport->connect(
+          crossRankLinks(session->manifest, ranks),
+          placesOnHost(ranks, programDevices(session), programDevices(session)),
+          error))
+    return st;
   session->ranks = std::move(ranks);
   // The rank runs only its own devices: the host optimizer's default share
   // of the cores follows.

@@ -15,10 +15,14 @@
 #ifndef PIPE_RUNTIME_TRANSPORT_H
 #define PIPE_RUNTIME_TRANSPORT_H
 
+#include "pipe/Runtime/Status.h"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 struct pipe_rt_session;
 
@@ -44,8 +48,9 @@ public:
   /// Transfers are matched by their order between two devices only, as
   /// NCCL matches them (it has no tags), and a send completes only once it
   /// was received: the runtime then tags a transfer with its device pair
-  /// alone, and runs only programs whose device pairs issue their transfers
-  /// in the same order on both sides (compiled with peer-order).
+  /// alone (transferLinkTag), and runs only programs whose device pairs
+  /// issue their transfers in the same order on both sides (compiled with
+  /// peer-order).
   virtual bool matchesTransfersByOrder() const { return false; }
   /// Whether its transfers send and receive the buffers of `memory`'s
   /// devices directly (as NCCL does GPU memory), so that a transfer to
@@ -54,6 +59,26 @@ public:
   /// the sending and receiving devices on Channel::Transfers.
   virtual bool carriesDeviceMemory(const DeviceMemory &memory) const {
     return false;
+  }
+
+  /// Two devices on different ranks between which transfers cross:
+  /// program device `fromDevice` on rank `fromRank` sends to `toDevice` on
+  /// `toRank`.
+  struct Link {
+    int fromRank = 0, toRank = 0, fromDevice = 0, toDevice = 0;
+    bool operator<(const Link &o) const {
+      return std::tie(fromRank, toRank, fromDevice, toDevice) <
+             std::tie(o.fromRank, o.toRank, o.fromDevice, o.toDevice);
+    }
+  };
+  /// Prepares what the transfers over `links` need before any run (NCCL's
+  /// communicators). `placeOnHost[d]`: the place among the host's devices
+  /// of this rank's program device d, which picks its GPU (-1: another
+  /// rank's). Collective: every rank passes the same links in the same
+  /// order (attachTransport).
+  virtual int connect(const std::vector<Link> &links,
+                      const std::vector<int> &placeOnHost, std::string &error) {
+    return PIPE_RT_OK;
   }
 
   /// Posts a message of `bytes` to/from `peer`; sets `request` (never 0).
@@ -83,6 +108,20 @@ public:
   /// profile shows that each rank ran only its own).
   std::atomic<uint64_t> devicesRan{0};
 };
+
+/// The tag of a transfer from program device `from` to `to` over a
+/// transport that matches transfers by order, and its inverse; `devices`
+/// is the program's (programDevices).
+inline int transferLinkTag(int from, int to, int devices) {
+  return from * devices + to;
+}
+inline void transferLinkOfTag(int tag, int devices, int &from, int &to) {
+  from = tag / devices;
+  to = tag % devices;
+}
+
+/// The most devices a schedule of the program uses.
+int programDevices(const pipe_rt_session *session);
 
 /// The data-parallel replicas the program was compiled for (its schedules'
 /// `replicas` record, pipe.placement replicas in the IR; 1 without).
