@@ -16,6 +16,7 @@
 #include "pipe/Runtime/Transport.h"
 #ifdef PIPE_RUNNER_CUDA
 #include "pipe/Runtime/CUDA.h"
+#include "pipe/Runtime/NcclTransport.h"
 #endif
 #ifdef PIPE_RUNNER_MPI
 #include "pipe/Runtime/MPI.h"
@@ -258,15 +259,19 @@ int main(int argc, char **argv) {
       (flag == "--data-parallel" ? replicas : devicesPerRank) = int(n);
     }
   }
-  if (transportName == "nccl" && (devicesPerRank != 1 || replicas > 1))
+  // --transport nccl: between the ranks' GPUs under an MPI launcher, else
+  // between the GPUs of this one process.
+  bool ncclBetweenRanks = false;
+#ifdef PIPE_RUNNER_MPI
+  ncclBetweenRanks =
+      transportName == "nccl" && pipe_rt::launchedByMpiLauncher();
+#endif
+  if (transportName == "nccl" && !ncclBetweenRanks &&
+      (devicesPerRank != 1 || replicas > 1))
     return die("--transport nccl runs every device in this process: "
                "--devices-per-rank and --data-parallel are for MPI ranks",
                pipe_rt::ExitUsage);
 #ifdef PIPE_RUNNER_MPI
-  if (transportName == "nccl" && pipe_rt::launchedByMpiLauncher())
-    return die("--transport nccl runs every device in one process; under an "
-               "MPI launcher use --transport mpi",
-               pipe_rt::ExitUsage);
   if (transportName.empty())
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
@@ -309,10 +314,14 @@ int main(int argc, char **argv) {
                   "count)\n"
                   "  --cpu                  run on the simulated devices "
                   "instead\n"
-                  "  --transport nccl       one process; every copy between "
+                  "  --transport nccl       one process: every copy between "
                   "devices through NCCL\n"
                   "                         (send/recv pairs; self send/recv "
-                  "on a shared GPU)\n");
+                  "on a shared GPU);\n"
+                  "                         under mpirun: transfers between "
+                  "the ranks' GPUs through\n"
+                  "                         NCCL (a program compiled with "
+                  "peer-order; never run yet)\n");
 #endif
       return pipe_rt::ExitOk;
     }
@@ -361,8 +370,9 @@ int main(int argc, char **argv) {
     return die(artifact + ": " + error);
   }
   if (transportName == "nccl" &&
-      (!useGpu || pipe_rt_cuda_session_use_nccl(session, error,
-                                                sizeof(error)) != PIPE_RT_OK)) {
+      (!useGpu || (!ncclBetweenRanks &&
+                   pipe_rt_cuda_session_use_nccl(
+                       session, error, sizeof(error)) != PIPE_RT_OK))) {
     pipe_rt_session_destroy(session);
     return die("--transport nccl: " +
                    std::string(useGpu ? error : "needs the GPUs, not --cpu"),
@@ -385,12 +395,18 @@ int main(int argc, char **argv) {
                pipe_rt::ExitUsage);
   }
 #ifdef PIPE_RUNNER_MPI
-  if (transportName == "mpi" || transportName == "mpi-in-order") {
+  if (transportName == "mpi" || transportName == "mpi-in-order" ||
+      ncclBetweenRanks) {
     transport = pipe_rt::createMpiTransport(&argc, &argv, message,
                                             transportName == "mpi-in-order");
+#ifdef PIPE_RUNNER_CUDA
+    // MPI starts the ranks and carries their agreements; NCCL the transfers.
+    if (transport && ncclBetweenRanks)
+      transport = pipe_rt::createNcclTransport(session, transport, message);
+#endif
     if (!transport) {
       pipe_rt_session_destroy(session);
-      return die(message);
+      return die((ncclBetweenRanks ? "--transport nccl: " : "") + message);
     }
     if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
                                  message) != PIPE_RT_OK) {

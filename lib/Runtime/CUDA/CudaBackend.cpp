@@ -421,7 +421,7 @@ public:
       // of a host, the rank's place on the host picks it.
       int slot = hostSlots.empty() ? d : hostSlots[d];
       if (slot >= 0 && !lanes->lanes[d]) {
-        int ordinal = slot < int(map.size()) ? map[slot] : slot % count;
+        int ordinal = ordinalOf(slot);
         auto l = std::make_unique<Lanes>();
         l->device = d;
         l->gpu = gpu(ordinal, error);
@@ -451,6 +451,10 @@ public:
 
   /// Device-to-device copies of later runs go through NCCL.
   bool useNccl = false;
+  /// The GPU of the device at `place` among the host's devices.
+  int ordinalOf(int place) const {
+    return place < int(map.size()) ? map[place] : place % count;
+  }
 
 private:
   /// Communicators covering the GPUs of the first `numDevices` lanes
@@ -490,6 +494,13 @@ void writeError(char *error, size_t size, const std::string &msg) {
 }
 
 } // namespace
+
+int pipe_rt::cuda::gpuOrdinalOf(const pipe_rt_session *session, int place) {
+  auto *backend =
+      session ? dynamic_cast<const CudaBackend *>(session->backend.get())
+              : nullptr;
+  return backend && place >= 0 ? backend->ordinalOf(place) : -1;
+}
 
 extern "C" int pipe_rt_cuda_session_enable(pipe_rt_session *session,
                                            const char *deviceMap, char *error,

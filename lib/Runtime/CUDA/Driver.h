@@ -24,6 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
+struct pipe_rt_session;
+
 namespace pipe_rt {
 namespace cuda {
 
@@ -142,6 +144,11 @@ public:
                    const void *src, uint64_t bytes, double watchdog,
                    const std::string &what, std::string &error) = 0;
 };
+
+/// The GPU ordinal that `session`'s backend gives the device at `place`
+/// among its host's devices (--gpu-map, else place mod count); -1 when the
+/// session does not run on GPUs.
+int gpuOrdinalOf(const pipe_rt_session *session, int place);
 
 /// Set while a block function runs on this thread.
 struct CallContext {
