@@ -28,6 +28,13 @@
 // (pipe-runner-cuda stages transfers across ranks through host memory).
 // RUN: pipe-train --ranks 4 --data-parallel 2 --devices 2 --layers 2 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 1 --target cuda --artifact %t/ranks --compile-only -O 0 --steps 3 | FileCheck %s --check-prefix=RANKS
 // RANKS: train it there: cd {{.*}}ranks && mpirun -np 4 pipe-runner-cuda ./program.so --weights weights.safetensors $(cat args) --transport mpi --data-parallel 2
+// RANKS-NOT: --transport nccl
+//
+// With --peer-order the schedules suit NCCL between processes too.
+// RUN: pipe-train --ranks 2 --devices 2 --stages-per-device 2 --peer-order --layers 4 --d-model 32 --heads 2 --ff 64 --seq 16 --batch 2 --microbatches 2 --target cuda --artifact %t/nccl --compile-only -O 0 --steps 3 --emit-scheduled %t/nccl.mlir | FileCheck %s --check-prefix=NCCL
+// RUN: pipe-opt %t/nccl.mlir --pipe-verify-schedule=peer-order -o /dev/null
+// NCCL: train it there: cd {{.*}}nccl && mpirun -np 2 pipe-runner-cuda ./program.so --weights weights.safetensors $(cat args) --transport mpi --data-parallel 1
+// NCCL-NEXT: or with the transfers between the ranks' GPUs through NCCL (never run yet): the same with --transport nccl
 // NM-BUCKETS-DAG: U pipe_rt_comm_allreduce_start
 // NM-BUCKETS-DAG: U pipe_rt_comm_bucket_buffer
 

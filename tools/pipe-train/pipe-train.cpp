@@ -167,6 +167,10 @@ Output:
                          N bytes, each started after the device's last
                          backward writing it (default 26214400; 0: one
                          blocking all-reduce per param at the step's end)
+  --peer-order           schedules whose device pairs issue their transfers
+                         in one order on both sides, as NCCL between
+                         processes needs (pipe-runner-cuda --transport
+                         nccl, pipe-runner --transport mpi-in-order)
   --chip sm_NN           CUDA architecture (default sm_90)
   --gemm-precision P     CUDA GEMMs: f32, tf32, bf16 or f16 (f32 accumulation)
   --emit-scheduled FILE  write the scheduled IR
@@ -197,6 +201,7 @@ struct CompileFlags : pipe::ModelIngestFlags {
   std::string partitioner, deviceModel,
       schedule = "1f1b", asyncWeights = "stash", l2lUpdate = "plain";
   bool recompute = false, constantMemory = false, compileOnly = false;
+  bool peerOrder = false;
   std::string target = "cpu", chip = "sm_90", gemmPrecision = "f32";
   unsigned optLevel = 3;
   std::string saveInitWeights, granularity = "auto";
@@ -358,6 +363,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
       ok = count(flags.dataParallel, 1, 4096);
     else if (a == "--reduce-bucket-bytes")
       ok = count(flags.reduceBucketBytes, 0, int64_t(1) << 40);
+    else if (a == "--peer-order")
+      flags.peerOrder = true;
     else if (a == "--target")
       ok = oneOf(flags.target, {"cpu", "cuda"});
     else if (a == "--chip")
@@ -610,6 +617,7 @@ void setScheduleOptions(const CompileFlags &flags,
   options.stagesPerDevice = unsigned(flags.stagesPerDevice);
   options.replicas = unsigned(flags.dataParallel);
   options.reduceBucketBytes = uint64_t(flags.reduceBucketBytes);
+  options.peerOrder = flags.peerOrder;
   options.deviceModel = flags.deviceModel;
   options.schedule = flags.schedule;
   options.microbatches = unsigned(flags.microbatches);
@@ -666,6 +674,9 @@ int compileForCuda(ModuleOp module, const CompileFlags &flags, StringRef dir,
   std::printf("   train it there: cd %s && %spipe-runner-cuda ./program.so "
               "--weights weights.safetensors $(cat args)%s\n",
               dir.str().c_str(), launch.c_str(), distributed.c_str());
+  if (flags.ranks > 0 && flags.peerOrder)
+    std::printf("   or with the transfers between the ranks' GPUs through NCCL "
+                "(never run yet): the same with --transport nccl\n");
   return pipe_rt::ExitOk;
 }
 
