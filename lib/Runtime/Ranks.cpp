@@ -200,8 +200,11 @@ public:
         device, p.sending ? "send" : "recv", describeChannelKey(p.key).c_str(),
         rank, p.peer, p.sending ? "took nothing" : "sent nothing",
         watchdogSeconds, rank);
-    return waitAll(*ranks.transport, p.requests, watchdogSeconds, failed, late,
-                   error);
+    int st = waitAll(*ranks.transport, p.requests, watchdogSeconds, failed,
+                     late, error);
+    if (st != PIPE_RT_OK)
+      ranks.transport->abortTransfers();
+    return st;
   }
 
 private:

@@ -410,7 +410,6 @@ int main(int argc, char **argv) {
     }
     if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
                                  message) != PIPE_RT_OK) {
-      pipe_rt_session_destroy(session);
       die("rank " + std::to_string(transport->rank()) + ": " + artifact +
           ": " + message);
       transport->abortJob(pipe_rt::ExitError);
@@ -447,12 +446,13 @@ int main(int argc, char **argv) {
 
   pipe_rt::TrainerSummary summary;
   bool ok = pipe_rt::runTraining(session, training, summary, message);
-  pipe_rt_session_destroy(session);
   if (!ok && transport) {
-    // The other ranks may wait for this one: end them too.
+    // The other ranks may wait for this one: end them too, before the
+    // session's memory goes (a message in flight may still land there).
     die("rank " + std::to_string(transport->rank()) + ": " + message);
     transport->abortJob(pipe_rt::ExitError);
   }
+  pipe_rt_session_destroy(session);
   if (!ok)
     return die(message);
   if (summary.interrupted) {

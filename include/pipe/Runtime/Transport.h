@@ -92,6 +92,11 @@ public:
   /// of another size than posted is PIPE_RT_SIZE_MISMATCH.
   virtual int test(uint64_t request, bool &done, std::string &error) = 0;
 
+  /// Stops every transfer in flight after one failed or timed out (NCCL's
+  /// kernels wait on the GPU for their peer until aborted); later transfers
+  /// fail. Called by the runtime before it reports the error.
+  virtual void abortTransfers() {}
+
   /// Ends every rank of the job now (after a fatal error on this one).
   [[noreturn]] virtual void abortJob(int exitCode) = 0;
 

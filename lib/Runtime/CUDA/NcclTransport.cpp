@@ -33,6 +33,9 @@
 #ifdef PIPE_RT_HAVE_NCCL
 #include "../Backend.h"
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <nccl.h>
@@ -65,9 +68,11 @@ public:
       : session(session), bootstrap(std::move(bootstrap)) {}
 
   ~NcclTransport() override {
+    for (auto &[request, p] : posted)
+      cuEventDestroy(p.event);
     for (auto &[tag, link] : links) {
-      if (link.comm)
-        ncclCommDestroy(link.comm);
+      if (ncclComm_t comm = link.comm.load())
+        ncclCommDestroy(comm);
       if (link.stream) {
         makeCurrent(*link.gpu);
         cuStreamDestroy(link.stream);
@@ -101,9 +106,9 @@ public:
                            "the NCCL unique ids", error))
         return st;
     }
+    std::map<int, int> ordinals; // this rank's devices with links -> GPU
     for (size_t i = 0; i < all.size(); ++i) {
       const Link &l = all[i];
-      const ncclUniqueId &id = ids[i];
       bool sending = l.fromRank == rank(), receiving = l.toRank == rank();
       if (!sending && !receiving)
         continue;
@@ -116,26 +121,45 @@ public:
                              : error);
         return PIPE_RT_DEVICE_ERROR;
       }
+      // A communicator is used by one thread at a time (NCCL's rule), and
+      // a device's links by that device's thread only.
+      for (const auto &[other, used] : ordinals)
+        if (other != device && used == ordinal) {
+          error = format("devices %d and %d are both on GPU %d: NCCL between "
+                         "processes needs a GPU of its own for each device "
+                         "of a rank (--gpu-map)",
+                         other, device, ordinal);
+          return PIPE_RT_INVALID_ARGUMENT;
+        }
+      ordinals[device] = ordinal;
       LinkState &link =
           links[transferLinkTag(l.fromDevice, l.toDevice, devices)];
       link.gpu = g;
       link.peerRank = sending ? l.toRank : l.fromRank;
       link.sending = sending;
+      std::string where =
+          format("device %d (GPU %d), link %d -> %d with rank %d", device,
+                 ordinal, l.fromDevice, l.toDevice, link.peerRank);
       makeCurrent(*g);
       if (CUresult r = cuStreamCreate(&link.stream, CU_STREAM_NON_BLOCKING)) {
-        error = format("device %d (GPU %d): ", device, ordinal) +
-                driverError("cuStreamCreate", r);
+        error = where + ": " + driverError("cuStreamCreate", r);
         return PIPE_RT_DEVICE_ERROR;
       }
-      if (ncclResult_t r =
-              ncclCommInitRank(&link.comm, 2, id, sending ? 0 : 1)) {
-        link.comm = nullptr;
-        error =
-            format("device %d (GPU %d), link %d -> %d with rank %d: ", device,
-                   ordinal, l.fromDevice, l.toDevice, link.peerRank) +
-            ncclFailure("ncclCommInitRank", r);
+      // Blocking calls, whatever NCCL_COMM_BLOCKING says.
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 1;
+      ncclComm_t comm = nullptr;
+      if (ncclResult_t r = ncclCommInitRankConfig(&comm, 2, ids[i],
+                                                  sending ? 0 : 1, &config)) {
+        error = where + ": " + ncclFailure("ncclCommInitRankConfig", r);
         return PIPE_RT_DEVICE_ERROR;
       }
+      link.comm = comm;
+      // NCCL connects a pair at its first send/recv, which blocks the
+      // caller until the peer posts: do that here, in the links' order, so
+      // that no device thread blocks in a post later.
+      if (int st = warmUp(link, where, error))
+        return st;
     }
     return PIPE_RT_OK;
   }
@@ -144,14 +168,17 @@ public:
             uint64_t bytes, uint64_t &request, std::string &error) override {
     if (channel != Channel::Transfers)
       return bootstrap->isend(channel, peer, tag, data, bytes, request, error);
-    return post(true, peer, tag, const_cast<void *>(data), bytes, request,
-                error);
+    LinkState *link = linkOf(true, peer, tag, error);
+    return link ? post(*link, const_cast<void *>(data), bytes, request, error)
+                : int(PIPE_RT_INVALID_ARGUMENT);
   }
   int irecv(Channel channel, int peer, int tag, void *data, uint64_t bytes,
             uint64_t &request, std::string &error) override {
     if (channel != Channel::Transfers)
       return bootstrap->irecv(channel, peer, tag, data, bytes, request, error);
-    return post(false, peer, tag, data, bytes, request, error);
+    LinkState *link = linkOf(false, peer, tag, error);
+    return link ? post(*link, data, bytes, request, error)
+                : int(PIPE_RT_INVALID_ARGUMENT);
   }
 
   int test(uint64_t request, bool &done, std::string &error) override {
@@ -167,18 +194,19 @@ public:
     lock.unlock();
     makeCurrent(*p.link->gpu);
     CUresult r = cuEventQuery(p.event);
+    ncclComm_t comm = p.link->comm.load();
     ncclResult_t async = ncclSuccess;
-    if (p.link->comm)
-      ncclCommGetAsyncError(p.link->comm, &async);
+    if (comm)
+      ncclCommGetAsyncError(comm, &async);
     done = r == CUDA_SUCCESS;
     int status = PIPE_RT_OK;
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
       error = describe(p) + ": " + driverError("cuEventQuery", r);
       status = PIPE_RT_DEVICE_ERROR;
-    } else if (!p.link->comm) {
+    } else if (!done && !comm) {
       error = describe(p) + ": the communicator was aborted";
       status = PIPE_RT_ABORTED;
-    } else if (async != ncclSuccess && async != ncclInProgress) {
+    } else if (!done && async != ncclSuccess && async != ncclInProgress) {
       error = describe(p) + ": " + ncclGetErrorString(async);
       status = PIPE_RT_DEVICE_ERROR;
     }
@@ -187,30 +215,35 @@ public:
       lock.lock();
       posted.erase(request);
     }
+    if (status == PIPE_RT_DEVICE_ERROR)
+      abortTransfers();
     return status;
   }
 
-  [[noreturn]] void abortJob(int exitCode) override {
+  void abortTransfers() override {
     for (auto &[tag, link] : links)
-      if (link.comm) {
-        ncclCommAbort(link.comm);
-        link.comm = nullptr;
-      }
+      if (ncclComm_t comm = link.comm.exchange(nullptr))
+        ncclCommAbort(comm);
+  }
+
+  [[noreturn]] void abortJob(int exitCode) override {
+    abortTransfers();
     bootstrap->abortJob(exitCode);
+    std::_Exit(exitCode); // not reached: the bootstrap's never returns
   }
 
 private:
   struct LinkState {
     Gpu *gpu = nullptr;
     CUstream stream = nullptr;
-    ncclComm_t comm = nullptr;
+    /// Null once aborted (by any thread).
+    std::atomic<ncclComm_t> comm{nullptr};
     int peerRank = -1;
     bool sending = false;
   };
   struct Posted {
     LinkState *link = nullptr;
     CUevent event = nullptr;
-    bool sending = false;
     uint64_t bytes = 0;
   };
   /// Requests of this transport (the bootstrap's stay below it).
@@ -218,36 +251,44 @@ private:
 
   std::string describe(const Posted &p) const {
     return format("NCCL %s of %llu bytes %s rank %d",
-                  p.sending ? "send" : "recv", (unsigned long long)p.bytes,
-                  p.sending ? "to" : "from", p.link->peerRank);
+                  p.link->sending ? "send" : "recv",
+                  (unsigned long long)p.bytes, p.link->sending ? "to" : "from",
+                  p.link->peerRank);
   }
 
-  int post(bool sending, int peer, int tag, void *data, uint64_t bytes,
-           uint64_t &request, std::string &error) {
+  /// The link a transfer of `tag` with `peer` goes over, or null with
+  /// `error`.
+  LinkState *linkOf(bool sending, int peer, int tag, std::string &error) {
     auto it = links.find(tag);
+    if (it != links.end() && it->second.sending == sending &&
+        it->second.peerRank == peer)
+      return &it->second;
     int from = 0, to = 0;
     transferLinkOfTag(tag, std::max(devices, 1), from, to);
-    if (it == links.end() || it->second.sending != sending ||
-        it->second.peerRank != peer) {
-      error = format("NCCL: no communicator for the %s of device %d -> %d "
-                     "with rank %d (not among the program's links)",
-                     sending ? "send" : "recv", from, to, peer);
-      return PIPE_RT_INVALID_ARGUMENT;
-    }
-    LinkState &link = it->second;
-    if (!link.comm) {
+    error = format("NCCL: no communicator for the %s of device %d -> %d "
+                   "with rank %d (not among the program's links)",
+                   sending ? "send" : "recv", from, to, peer);
+    return nullptr;
+  }
+
+  /// An ncclSend or ncclRecv of `bytes` at `data` (device memory of the
+  /// link's GPU) on the link's stream, and the event that completes it.
+  int post(LinkState &link, void *data, uint64_t bytes, uint64_t &request,
+           std::string &error) {
+    ncclComm_t comm = link.comm.load();
+    if (!comm) {
       error = "NCCL: the communicator was aborted by an earlier error";
       return PIPE_RT_ABORTED;
     }
     makeCurrent(*link.gpu);
     ncclResult_t r =
-        sending ? ncclSend(data, bytes, ncclUint8, 1, link.comm, link.stream)
-                : ncclRecv(data, bytes, ncclUint8, 0, link.comm, link.stream);
+        link.sending ? ncclSend(data, bytes, ncclUint8, 1, comm, link.stream)
+                     : ncclRecv(data, bytes, ncclUint8, 0, comm, link.stream);
     if (r != ncclSuccess) {
-      error = ncclFailure(sending ? "ncclSend" : "ncclRecv", r);
+      error = ncclFailure(link.sending ? "ncclSend" : "ncclRecv", r);
       return PIPE_RT_DEVICE_ERROR;
     }
-    Posted p{&link, nullptr, sending, bytes};
+    Posted p{&link, nullptr, bytes};
     if (CUresult e = cuEventCreate(&p.event, CU_EVENT_DISABLE_TIMING))
       return error = driverError("cuEventCreate", e), PIPE_RT_DEVICE_ERROR;
     if (CUresult e = cuEventRecord(p.event, link.stream)) {
@@ -257,6 +298,39 @@ private:
     std::lock_guard<std::mutex> lock(mu);
     request = kOwn | next++;
     posted.emplace(request, p);
+    return PIPE_RT_OK;
+  }
+
+  /// One byte over `link`, waited for under the watchdog (naming the
+  /// peer).
+  int warmUp(LinkState &link, const std::string &where, std::string &error) {
+    void *byte = nullptr;
+    if (link.gpu->pool->alloc(1, &byte, error) != CUDA_SUCCESS) {
+      error = where + ": " + error;
+      return PIPE_RT_OUT_OF_MEMORY;
+    }
+    uint64_t request = 0;
+    int st = post(link, byte, 1, request, error);
+    auto start = std::chrono::steady_clock::now();
+    while (st == PIPE_RT_OK) {
+      bool done = false;
+      st = test(request, done, error);
+      if (done || st != PIPE_RT_OK)
+        break;
+      if (std::chrono::steady_clock::now() - start >
+          std::chrono::duration<double>(watchdogSeconds)) {
+        error = format("rank %d did not connect within %g s: is rank %d "
+                       "stuck?",
+                       link.peerRank, watchdogSeconds, link.peerRank);
+        st = PIPE_RT_TIMEOUT;
+      }
+    }
+    if (st != PIPE_RT_OK) {
+      error = where + ": " + error;
+      abortTransfers(); // the byte stays allocated: NCCL may still write it
+      return st;
+    }
+    link.gpu->pool->release(byte);
     return PIPE_RT_OK;
   }
 
