@@ -286,7 +286,8 @@ void Checker::checkPeerOrder() {
                " from it is " +
                schedule.devices[m.receiver][m.recv].describe(pipeline) +
                ": NCCL matches the messages of a device pair in order, so "
-               "both sides must issue them in the same order");
+               "both sides must issue them in the same order (generate it with "
+               "pipe-schedule peer-order=true)");
 }
 
 bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {

@@ -10,4 +10,4 @@
 // RUN: pipe-opt %t.mlir "--pipe-place=devices=2 stages-per-device=2" "--pipe-schedule=kind=1f1b microbatches=4" --pipe-verify-schedule -o /dev/null
 // RUN: not pipe-opt %t.mlir "--pipe-place=devices=2 stages-per-device=2" "--pipe-schedule=kind=1f1b microbatches=4" --pipe-verify-schedule=peer-order -o /dev/null 2>&1 | FileCheck %s
 
-// CHECK: error: schedule @{{.*}}: device {{[01]}}: pipe.send {{.*}} is message {{[0-9]+}} from device {{[01]}} to device {{[01]}}, but that device's recv {{[0-9]+}} from it is pipe.recv {{.*}}: NCCL matches the messages of a device pair in order, so both sides must issue them in the same order
+// CHECK: error: schedule @{{.*}}: device {{[01]}}: pipe.send {{.*}} is message {{[0-9]+}} from device {{[01]}} to device {{[01]}}, but that device's recv {{[0-9]+}} from it is pipe.recv {{.*}}: NCCL matches the messages of a device pair in order, so both sides must issue them in the same order (generate it with pipe-schedule peer-order=true)
