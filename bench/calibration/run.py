@@ -4,8 +4,10 @@
 For two models (a GPT and a T5, scaled to this machine) and every schedule
 kind, compares the simulator's predicted step time and per-device peak
 memory (--pipe-simulate) with the runtime's measured ones (pipe-runner
---profile). Each model is profiled once with pipe-profile, which also fits a
-device model (its rates, links, host copies and optimizer); predictions for
+--profile). Each model is profiled with pipe-profile (layer-level blocks for its
+table; op-level blocks, which give enough parts to fit the forward's and
+the backward's rates apart, for its device model: rates, links, host copies
+and optimizer); predictions for
 one model use the device model fitted on the *other* model, so the machine
 terms are held out. Two block-time sources are reported:
 
@@ -17,8 +19,9 @@ terms are held out. Two block-time sources are reported:
             1 for L2L's one device); the schedule, transfers and bubbles are
             the simulator's;
   fitted    analytic block times from the other model's fitted device model
-            (FLOPs / rate + bytes / bandwidth), nothing measured on this
-            model.
+            (FLOPs / rate + bytes / bandwidth, the forward's and the
+            backward's rates fitted apart on its op-level blocks), nothing
+            measured on this model.
 
 With --partitioners, a second table compares seq (contiguous stages) with
 mixed (FTPipe's Mixed-Pipe) placements chosen on each model's own profile
@@ -195,8 +198,13 @@ def main():
             prefix = "%s.%d" % (base, devices)
             run([tool("pipe-profile"), base + ".mlir", "--repeats", "9",
                  "--warmup", "3", "--co-runners", str(devices), "-o",
-                 prefix + ".table.json", "--fit-device-model",
-                 prefix + ".device.json"])
+                 prefix + ".table.json"])
+            # The device model from the op-level blocks: enough parts to
+            # fit the backward's rates apart from the forward's.
+            run([tool("pipe-profile"), base + ".mlir", "--granularity", "op",
+                 "--repeats", "9", "--warmup", "3", "--co-runners",
+                 str(devices), "-o", prefix + ".op-table.json",
+                 "--fit-device-model", prefix + ".device.json"])
             for source, profile in (("profiled", "=profile=" + prefix +
                                      ".table.json"), ("fitted", "")):
                 run([tool("pipe-opt"), base + ".mlir", "--pipe-lift-params",

@@ -102,7 +102,10 @@ bool mlir::pipe::operator==(const DeviceSpec &a, const DeviceSpec &b) {
   return a.name == b.name && a.memoryBytes == b.memoryBytes &&
          a.memoryBandwidth == b.memoryBandwidth &&
          equalMaps(a.peakFlops, b.peakFlops) &&
-         equalMaps(a.achievedFlops, b.achievedFlops) && a.notes == b.notes;
+         equalMaps(a.achievedFlops, b.achievedFlops) &&
+         a.backwardFlops == b.backwardFlops &&
+         a.backwardMemoryBandwidth == b.backwardMemoryBandwidth &&
+         a.notes == b.notes;
 }
 
 bool mlir::pipe::operator==(const LinkSpec &a, const LinkSpec &b) {
@@ -300,8 +303,11 @@ public:
                           llvm::StringRef path, DeviceSpec &device,
                           uint64_t &count) {
     static constexpr llvm::StringLiteral fields[] = {
-        "name",       "count",          "memory_bytes", "memory_bandwidth",
-        "peak_flops", "achieved_flops", "notes"};
+        "name",           "count",
+        "memory_bytes",   "memory_bandwidth",
+        "peak_flops",     "achieved_flops",
+        "backward_flops", "backward_memory_bandwidth",
+        "notes"};
     if (llvm::Error err = checkFields(object, path, fields))
       return err;
     if (llvm::Error err = getString(object, path, "name", true, device.name))
@@ -337,6 +343,13 @@ public:
                          formatNumber(achieved->second) + " > " +
                          formatNumber(peak->second) + ")");
     }
+    if (llvm::Error err = getPositiveNumber(object, path, "backward_flops",
+                                            false, device.backwardFlops))
+      return err;
+    if (llvm::Error err =
+            getPositiveNumber(object, path, "backward_memory_bandwidth", false,
+                              device.backwardMemoryBandwidth))
+      return err;
     return getNotes(object, path, device.notes);
   }
 
@@ -707,6 +720,11 @@ std::string ClusterModel::toJSON() const {
           json.attribute("memory_bandwidth", device.memoryBandwidth);
           writeFlops(json, "peak_flops", device.peakFlops);
           writeFlops(json, "achieved_flops", device.achievedFlops);
+          if (device.backwardFlops > 0)
+            json.attribute("backward_flops", device.backwardFlops);
+          if (device.backwardMemoryBandwidth > 0)
+            json.attribute("backward_memory_bandwidth",
+                           device.backwardMemoryBandwidth);
           writeNotes(json, device.notes);
         });
         i += count;

@@ -62,3 +62,22 @@ mlir::pipe::fitDeviceRates(llvm::ArrayRef<MeasuredPart> parts) {
         kAdvice);
   return FittedRates{1.0 / perFlop, 1.0 / perByte};
 }
+
+llvm::Expected<FittedPhaseRates>
+mlir::pipe::fitPhaseRates(llvm::ArrayRef<MeasuredPart> parts) {
+  llvm::SmallVector<MeasuredPart> forward, backward;
+  for (const MeasuredPart &part : parts)
+    (part.backward ? backward : forward).push_back(part);
+  llvm::Expected<FittedRates> f = fitDeviceRates(forward);
+  llvm::Expected<FittedRates> b = fitDeviceRates(backward);
+  if (f && b && !forward.empty() && !backward.empty())
+    return FittedPhaseRates{*f, *b, /*apart=*/true};
+  if (!f)
+    llvm::consumeError(f.takeError());
+  if (!b)
+    llvm::consumeError(b.takeError());
+  llvm::Expected<FittedRates> both = fitDeviceRates(parts);
+  if (!both)
+    return both.takeError();
+  return FittedPhaseRates{*both, *both, /*apart=*/false};
+}

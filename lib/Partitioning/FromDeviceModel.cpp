@@ -15,9 +15,10 @@ ClusterInfo mlir::pipe::partitioning::buildClusterInfo(
                            : model.withDeviceCount(numDevices);
   ClusterInfo cluster;
   for (const DeviceSpec &spec : sized.devices)
-    cluster.devices.push_back(DeviceInfo{spec.name, spec.memoryBytes, 0,
-                                         spec.getFlops(dtype),
-                                         spec.memoryBandwidth});
+    cluster.devices.push_back(
+        DeviceInfo{spec.name, spec.memoryBytes, 0, spec.getFlops(dtype),
+                   spec.memoryBandwidth, spec.backwardFlops,
+                   spec.backwardMemoryBandwidth});
   unsigned n = cluster.size();
   cluster.bandwidth.assign(n * n, 0);
   cluster.latency.assign(n * n, 0);
@@ -41,6 +42,8 @@ mlir::pipe::partitioning::buildMachineModel(const ClusterInfo &cluster) {
     device.memoryBytes = d.getUsableBytes();
     device.flops = d.flopsPerSecond;
     device.memoryBandwidth = d.memoryBandwidth;
+    device.backwardFlops = d.backwardFlopsPerSecond;
+    device.backwardMemoryBandwidth = d.backwardMemoryBandwidth;
     machine.devices.push_back(device);
   }
   unsigned n = cluster.size();

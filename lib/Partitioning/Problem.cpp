@@ -407,10 +407,10 @@ double PartitionProblem::getForwardSeconds(unsigned node,
 /// The node's backward times on `device` (getBackwardTimes).
 static BackwardTimes backwardTimes(const BlockNode &n,
                                    const DeviceInfo &device) {
-  return getBackwardTimes(n.backwardSeconds, n.backwardInputSeconds,
-                          n.backwardWeightSeconds, n.backwardInputFlops,
-                          n.backwardWeightFlops, n.bytesAccessed,
-                          device.flopsPerSecond, device.memoryBandwidth);
+  return getBackwardTimes(
+      n.backwardSeconds, n.backwardInputSeconds, n.backwardWeightSeconds,
+      n.backwardInputFlops, n.backwardWeightFlops, n.bytesAccessed,
+      device.getBackwardFlops(), device.getBackwardBandwidth());
 }
 
 double PartitionProblem::getBackwardSeconds(unsigned node,

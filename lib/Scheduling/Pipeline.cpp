@@ -239,6 +239,8 @@ MachineModel MachineModel::fromCluster(const ClusterModel &cluster,
       device.memoryBytes = spec.memoryBytes;
       device.flops = flopsOf(spec);
       device.memoryBandwidth = spec.memoryBandwidth;
+      device.backwardFlops = spec.backwardFlops;
+      device.backwardMemoryBandwidth = spec.backwardMemoryBandwidth;
     }
     machine.devices.push_back(device);
   }

@@ -660,30 +660,45 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
                              {b.cost.backwardWeightFlops, "backward.weight"}});
     for (auto [flops, part] : ran)
       if (flops > 0)
-        parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3});
+        parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3,
+                         llvm::StringRef(part).starts_with("backward")});
   }
   return parts;
 }
 
-llvm::json::Value deviceModelJson(const pipe::FittedRates &rates,
+llvm::json::Value deviceModelJson(const pipe::FittedPhaseRates &rates,
                                   const MachineTerms &machine,
                                   double optimizerParamsPerSecond) {
   uint64_t memory =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  llvm::json::Object device{
+      {"name", cpuModel()},
+      {"count", 1},
+      {"memory_bytes", int64_t(memory)},
+      {"memory_bandwidth", rates.forward.memoryBandwidth},
+      {"peak_flops", llvm::json::Object{{"f32", rates.forward.peakFlops}}}};
+  if (rates.apart) {
+    device["backward_flops"] = rates.backward.peakFlops;
+    device["backward_memory_bandwidth"] = rates.backward.memoryBandwidth;
+  }
+  llvm::json::Array devices;
+  devices.push_back(std::move(device));
   return llvm::json::Object{
       {"name", "fitted-host"},
       {"notes",
-       "Fitted by pipe-profile: peak_flops and memory_bandwidth are the "
-       "least-squares rates of t = flops/F + bytes/B over the measured "
-       "block parts; links and host copies are timed sends and copies of "
-       "the runtime's devices (docs/profiler.md)."},
-      {"devices",
-       llvm::json::Array{llvm::json::Object{
-           {"name", cpuModel()},
-           {"count", 1},
-           {"memory_bytes", int64_t(memory)},
-           {"memory_bandwidth", rates.memoryBandwidth},
-           {"peak_flops", llvm::json::Object{{"f32", rates.peakFlops}}}}}},
+       rates.apart
+           ? "Fitted by pipe-profile: peak_flops and memory_bandwidth are "
+             "the least-squares rates of t = flops/F + bytes/B over the "
+             "measured forward parts, backward_flops and "
+             "backward_memory_bandwidth over the backward parts; links and "
+             "host copies are timed sends and copies of the runtime's "
+             "devices (docs/profiler.md)."
+           : "Fitted by pipe-profile: peak_flops and memory_bandwidth are "
+             "the least-squares rates of t = flops/F + bytes/B over the "
+             "measured block parts (too few to fit the backward's apart); "
+             "links and host copies are timed sends and copies of the "
+             "runtime's devices (docs/profiler.md)."},
+      {"devices", std::move(devices)},
       {"host", llvm::json::Object{{"h2d_pinned", machine.h2dBandwidth},
                                   {"d2h_pinned", machine.h2dBandwidth},
                                   {"optimizer_params_per_second",
@@ -755,10 +770,10 @@ int profile(const Flags &flags) {
   machine.runOverhead = median(runOverheads);
   // Fitted before anything is written: a rate the blocks cannot resolve
   // fails the run and leaves every output as it was.
-  pipe::FittedRates rates;
+  pipe::FittedPhaseRates rates;
   if (!flags.fitDeviceModel.empty()) {
-    llvm::Expected<pipe::FittedRates> fitted =
-        pipe::fitDeviceRates(getMeasuredParts(blocks));
+    llvm::Expected<pipe::FittedPhaseRates> fitted =
+        pipe::fitPhaseRates(getMeasuredParts(blocks));
     if (!fitted)
       return fail(llvm::toString(fitted.takeError()));
     rates = *fitted;

@@ -37,6 +37,11 @@ struct DeviceSpec {
   llvm::StringMap<double> peakFlops;
   /// Sustained GEMM rates by dtype, FLOP/s (absent: fall back to peak).
   llvm::StringMap<double> achievedFlops;
+  /// The rates of backward block code where they were fitted apart from
+  /// the forward's (pipe-profile --fit-device-model on enough blocks):
+  /// FLOP/s and bytes/s of t = flops/F + bytes/B; 0: the forward's.
+  double backwardFlops = 0;
+  double backwardMemoryBandwidth = 0;
   /// Where the numbers come from.
   std::string notes;
 

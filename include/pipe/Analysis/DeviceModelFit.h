@@ -19,6 +19,8 @@ namespace mlir::pipe {
 /// its analytic work and its time.
 struct MeasuredPart {
   double flops = 0, bytes = 0, seconds = 0;
+  /// A backward part (input or weight gradient, or both fused).
+  bool backward = false;
 };
 
 /// The rates of t = flops / peakFlops + bytes / memoryBandwidth.
@@ -35,6 +37,19 @@ struct FittedRates {
 /// out non-positive, that is where the other term alone explains the times
 /// (the rate would be infinite or negative).
 llvm::Expected<FittedRates> fitDeviceRates(llvm::ArrayRef<MeasuredPart> parts);
+
+/// The forward's and the backward's rates: each fitted on its own parts
+/// where both fits succeed (backward code often runs at other rates than
+/// the forward's for the same FLOPs and bytes), else one fit of all parts
+/// for both (`apart` false), as when a model's few layer-level blocks
+/// cannot resolve four rates. Fails as fitDeviceRates when even the joint
+/// fit does.
+struct FittedPhaseRates {
+  FittedRates forward, backward;
+  bool apart = false;
+};
+llvm::Expected<FittedPhaseRates>
+fitPhaseRates(llvm::ArrayRef<MeasuredPart> parts);
 
 } // namespace mlir::pipe
 

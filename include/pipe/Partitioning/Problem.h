@@ -150,7 +150,17 @@ struct DeviceInfo {
   double flopsPerSecond = 1e12;
   /// Memory bandwidth for the bytes a block reads and writes (0: free).
   double memoryBandwidth = 0;
+  /// The rates of backward code where they differ (0: the forward's).
+  double backwardFlopsPerSecond = 0;
+  double backwardMemoryBandwidth = 0;
 
+  double getBackwardFlops() const {
+    return backwardFlopsPerSecond > 0 ? backwardFlopsPerSecond : flopsPerSecond;
+  }
+  double getBackwardBandwidth() const {
+    return backwardMemoryBandwidth > 0 ? backwardMemoryBandwidth
+                                       : memoryBandwidth;
+  }
   uint64_t getUsableBytes() const {
     return memoryBytes > reservedBytes ? memoryBytes - reservedBytes : 0;
   }

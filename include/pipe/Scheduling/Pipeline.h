@@ -191,10 +191,20 @@ struct MachineModel {
     /// Device memory bandwidth, used for the bytes a block reads and writes
     /// and the on-device optimizer step (0: memory traffic is free).
     double memoryBandwidth = 0;
+    /// The rates of backward code where they differ (0: the forward's).
+    double backwardFlops = 0;
+    double backwardMemoryBandwidth = 0;
 
     /// The analytic time of a part of `flops` that moves `bytes`.
     double getComputeTime(double flops, double bytes) const {
       return getAnalyticPartTime(flops, bytes, this->flops, memoryBandwidth);
+    }
+    double getBackwardFlops() const {
+      return backwardFlops > 0 ? backwardFlops : flops;
+    }
+    double getBackwardBandwidth() const {
+      return backwardMemoryBandwidth > 0 ? backwardMemoryBandwidth
+                                         : memoryBandwidth;
     }
   };
   struct Link {

@@ -105,4 +105,36 @@ TEST(DeviceModelFit, ZeroTimesResolveNeither) {
       std::string::npos);
 }
 
+TEST(DeviceModelFit, FitsTheBackwardsRatesApartWhereThePartsResolveThem) {
+  // Backward code at half the forward's FLOP rate and a third of its
+  // bandwidth: one joint fit would miss both phases.
+  std::vector<MeasuredPart> parts = timedParts(5e10, 2e10);
+  for (MeasuredPart part : timedParts(2.5e10, 2e10 / 3)) {
+    part.backward = true;
+    parts.push_back(part);
+  }
+  llvm::Expected<FittedPhaseRates> rates = fitPhaseRates(parts);
+  ASSERT_TRUE(bool(rates)) << llvm::toString(rates.takeError());
+  EXPECT_TRUE(rates->apart);
+  EXPECT_NEAR(rates->forward.peakFlops / 5e10, 1.0, 1e-9);
+  EXPECT_NEAR(rates->forward.memoryBandwidth / 2e10, 1.0, 1e-9);
+  EXPECT_NEAR(rates->backward.peakFlops / 2.5e10, 1.0, 1e-9);
+  EXPECT_NEAR(rates->backward.memoryBandwidth / (2e10 / 3), 1.0, 1e-9);
+}
+
+TEST(DeviceModelFit, TooFewBackwardPartsFitBothPhasesTogether) {
+  // Two backward parts in one proportion of FLOPs to bytes resolve
+  // neither backward rate: one fit of every part serves both phases.
+  std::vector<MeasuredPart> parts = timedParts(5e10, 2e10);
+  for (double scale : {1.0, 2.0})
+    parts.push_back({scale * 1e9, scale * 1e8,
+                     scale * (1e9 / 5e10 + 1e8 / 2e10), /*backward=*/true});
+  llvm::Expected<FittedPhaseRates> rates = fitPhaseRates(parts);
+  ASSERT_TRUE(bool(rates)) << llvm::toString(rates.takeError());
+  EXPECT_FALSE(rates->apart);
+  EXPECT_NEAR(rates->backward.peakFlops / 5e10, 1.0, 1e-9);
+  EXPECT_EQ(rates->forward.peakFlops, rates->backward.peakFlops);
+  EXPECT_EQ(rates->forward.memoryBandwidth, rates->backward.memoryBandwidth);
+}
+
 } // namespace

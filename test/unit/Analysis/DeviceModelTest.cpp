@@ -34,7 +34,8 @@ constexpr const char *kBase = R"json({
      "peak_flops": {"f32": 10e12, "bf16": 100e12},
      "achieved_flops": {"bf16": 80e12}},
     {"name": "other", "memory_bytes": 2000, "memory_bandwidth": 2e9,
-     "peak_flops": {"f32": 5e12}, "notes": "slower"}
+     "peak_flops": {"f32": 5e12}, "backward_flops": 4e12,
+     "backward_memory_bandwidth": 1.5e9, "notes": "slower"}
   ],
   "host": {"memory_bytes": 1000000, "cores": 4,
            "h2d_pinned": 10e9, "d2h_pinned": 9e9, "duplex_pinned": 15e9,
@@ -131,6 +132,9 @@ TEST(DeviceModel, RoundTripsThroughJSON) {
   // Equality notices a difference anywhere.
   ClusterModel changed = *model;
   changed.devices[1].achievedFlops["f16"] = 1;
+  EXPECT_NE(changed, *model);
+  changed = *model;
+  changed.devices[2].backwardMemoryBandwidth = 0;
   EXPECT_NE(changed, *model);
   changed = *model;
   changed.host.duplexPinned = 0;
@@ -392,7 +396,8 @@ TEST(DeviceModelErrors, Fields) {
        "devices[0].count: expected at most 65536, got 1000000"},
       {[](Object &o) { device(o, 0)["hbm"] = 1; },
        "devices[0].hbm: unknown field (expected one of: name, count, "
-       "memory_bytes, memory_bandwidth, peak_flops, achieved_flops, notes)"},
+       "memory_bytes, memory_bandwidth, peak_flops, achieved_flops, "
+       "backward_flops, backward_memory_bandwidth, notes)"},
       {[](Object &o) { device(o, 1).erase("peak_flops"); },
        "devices[1].peak_flops: missing required field"},
       {[](Object &o) {
@@ -410,6 +415,10 @@ TEST(DeviceModelErrors, Fields) {
        "devices[0].peak_flops.f32: expected a positive number"},
       {[](Object &o) { device(o, 0)["achieved_flops"] = 3; },
        "devices[0].achieved_flops: expected an object"},
+      {[](Object &o) { device(o, 0)["backward_flops"] = 0; },
+       "devices[0].backward_flops: expected a positive number"},
+      {[](Object &o) { device(o, 1)["backward_memory_bandwidth"] = "slow"; },
+       "devices[1].backward_memory_bandwidth: expected a positive number"},
       {[](Object &o) {
          device(o, 0)["achieved_flops"] = Object{{"bf16", 200e12}};
        },
