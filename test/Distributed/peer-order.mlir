@@ -39,6 +39,15 @@
 // RUN: %python %S/Inputs/same-run.py %t/four.one.jsonl %t/four.two.jsonl %t/four.one.st %t/four.two.st | FileCheck %s --check-prefix=SAME
 // RUN: %python %S/Inputs/check-ranks.py %t/four.prof 2 2 --backend staged | FileCheck %s --check-prefix=FOUR
 //
+// 2 pipeline x 2 data-parallel ranks, two stages per device: transfers in
+// order (device buffers), the buckets and the tied embedding's reduce_grad
+// over the replicas by tag as before; equal to the replicas in one process.
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 stages-per-device=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2 peer-order=true reduce-bucket-bytes=4096" -o %t/dp.mlir
+// RUN: pipe-compile %t/dp.mlir -o %t/dp.so -O 0
+// RUN: env PIPE_RT_BACKEND=staged pipe-runner %t/dp.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --log-json %t/dp.one.jsonl --save-weights %t/dp.one.st
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi-in-order --data-parallel 2 --log-json %t/dp.four.jsonl --save-weights %t/dp.four.st
+// RUN: %python %S/Inputs/same-run.py %t/dp.one.jsonl %t/dp.four.jsonl %t/dp.one.st %t/dp.four.st | FileCheck %s --check-prefix=SAME
+//
 // Without peer-order: refused in order, run by tag.
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 stages-per-device=2" "--pipe-schedule=kind=1f1b microbatches=4" -o %t/tagged.mlir
 // RUN: pipe-compile %t/tagged.mlir -o %t/tagged.so -O 0
