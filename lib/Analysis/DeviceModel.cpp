@@ -350,6 +350,13 @@ public:
             getPositiveNumber(object, path, "backward_memory_bandwidth", false,
                               device.backwardMemoryBandwidth))
       return err;
+    // One fit gives both; either alone would mix it with the forward's.
+    if ((device.backwardFlops > 0) != (device.backwardMemoryBandwidth > 0))
+      return error(join(path, device.backwardFlops > 0
+                                  ? "backward_memory_bandwidth"
+                                  : "backward_flops"),
+                   "missing: backward_flops and backward_memory_bandwidth "
+                   "come together");
     return getNotes(object, path, device.notes);
   }
 

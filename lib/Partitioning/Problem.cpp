@@ -204,7 +204,10 @@ bool ClusterInfo::isHomogeneous() const {
   for (const DeviceInfo &d : devices)
     if (d.memoryBytes != devices[0].memoryBytes ||
         d.reservedBytes != devices[0].reservedBytes ||
-        d.flopsPerSecond != devices[0].flopsPerSecond)
+        d.flopsPerSecond != devices[0].flopsPerSecond ||
+        d.memoryBandwidth != devices[0].memoryBandwidth ||
+        d.getBackwardFlops() != devices[0].getBackwardFlops() ||
+        d.getBackwardBandwidth() != devices[0].getBackwardBandwidth())
       return false;
   double bw = -1, lat = -1;
   for (unsigned a = 0; a < size(); ++a)

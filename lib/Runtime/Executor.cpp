@@ -305,6 +305,11 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     if (error.empty())
       error = run->firstError.empty() ? pipe_rt_last_error(run->devs)
                                       : run->firstError;
+    // Messages to or from other ranks may still be posted on this run's
+    // buffers: stop them, or keep the buffers (the job ends after a failed
+    // distributed run).
+    if (run->ranks.transport && !run->ranks.transport->abortTransfers())
+      (void)run.release();
     return runFail(status, error);
   }
   if (m.lossValue >= 0)

@@ -203,7 +203,7 @@ public:
     int st = waitAll(*ranks.transport, p.requests, watchdogSeconds, failed,
                      late, error);
     if (st != PIPE_RT_OK)
-      ranks.transport->abortTransfers();
+      (void)ranks.transport->abortTransfers(); // the run frees nothing yet
     return st;
   }
 

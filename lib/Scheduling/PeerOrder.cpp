@@ -16,6 +16,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -64,18 +65,24 @@ mlir::pipe::findPeerOrderMismatches(const Pipeline &pipeline,
                                     const Schedule &schedule) {
   std::map<std::pair<unsigned, unsigned>, Order> sends, recvs;
   collectTransfers(pipeline, schedule, sends, recvs);
+  std::set<std::pair<unsigned, unsigned>> pairs;
+  for (const auto &[pair, order] : sends)
+    pairs.insert(pair);
+  for (const auto &[pair, order] : recvs)
+    pairs.insert(pair);
   SmallVector<PeerOrderMismatch> mismatches;
-  for (auto &[pair, sent] : sends) {
-    const Order &received = recvs[pair];
-    for (size_t k = 0; k < sent.size() && k < received.size(); ++k) {
-      const ScheduleAction &s = schedule.devices[pair.first][sent[k]];
-      const ScheduleAction &r = schedule.devices[pair.second][received[k]];
-      if (keyOf(s) == keyOf(r))
-        continue;
-      mismatches.push_back(
-          {pair.first, pair.second, sent[k], received[k], unsigned(k)});
-      break;
-    }
+  for (const std::pair<unsigned, unsigned> &pair : pairs) {
+    const Order &sent = sends[pair], &received = recvs[pair];
+    size_t k = 0;
+    while (k < sent.size() && k < received.size() &&
+           keyOf(schedule.devices[pair.first][sent[k]]) ==
+               keyOf(schedule.devices[pair.second][received[k]]))
+      ++k;
+    if (k == sent.size() && k == received.size())
+      continue;
+    mismatches.push_back({pair.first, pair.second,
+                          k < sent.size() ? sent[k] : -1,
+                          k < received.size() ? received[k] : -1, unsigned(k)});
   }
   return mismatches;
 }

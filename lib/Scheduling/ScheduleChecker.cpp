@@ -147,13 +147,13 @@ bool Checker::checkStatic() {
       const ScheduleAction &a = schedule.devices[d][i];
       // Play indexes per-stage state with `stage`: every kind but transfers
       // (src, dst), waits and reductions (param) needs a real one.
-      bool needsStage =
-          a.kind != ActionKind::Send && a.kind != ActionKind::Recv &&
-          a.kind != ActionKind::Wait && a.kind != ActionKind::ReduceGrad &&
-          a.kind != ActionKind::ReduceBucket;
+      bool transfer = a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+      bool needsStage = !transfer && a.kind != ActionKind::Wait &&
+                        a.kind != ActionKind::ReduceGrad &&
+                        a.kind != ActionKind::ReduceBucket;
       if (a.stage >= (int)numStages || a.src >= (int)numStages ||
           a.dst >= (int)numStages || a.stage < (needsStage ? 0 : -1) ||
-          a.src < -1 || a.dst < -1) {
+          a.src < (transfer ? 0 : -1) || a.dst < (transfer ? 0 : -1)) {
         report(d, i, "names a stage the pipeline does not have");
         ok = false;
         continue;
@@ -278,7 +278,18 @@ bool Checker::checkStatic() {
 }
 
 void Checker::checkPeerOrder() {
-  for (const PeerOrderMismatch &m : findPeerOrderMismatches(pipeline, schedule))
+  for (const PeerOrderMismatch &m :
+       findPeerOrderMismatches(pipeline, schedule)) {
+    if (m.send < 0 || m.recv < 0) {
+      bool extraSend = m.send >= 0;
+      report(extraSend ? m.sender : m.receiver, extraSend ? m.send : m.recv,
+             "is message " + Twine(m.place + 1) + " from device " +
+                 Twine(m.sender) + " to device " + Twine(m.receiver) +
+                 ", but device " + Twine(extraSend ? m.receiver : m.sender) +
+                 (extraSend ? " receives only " : " sends only ") +
+                 Twine(m.place) + (extraSend ? " from it" : " to it"));
+      continue;
+    }
     report(m.sender, m.send,
            "is message " + Twine(m.place + 1) + " from device " +
                Twine(m.sender) + " to device " + Twine(m.receiver) +
@@ -288,6 +299,7 @@ void Checker::checkPeerOrder() {
                ": NCCL matches the messages of a device pair in order, so "
                "both sides must issue them in the same order (generate it with "
                "pipe-schedule peer-order=true)");
+  }
 }
 
 bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {

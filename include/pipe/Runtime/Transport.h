@@ -92,10 +92,12 @@ public:
   /// of another size than posted is PIPE_RT_SIZE_MISMATCH.
   virtual int test(uint64_t request, bool &done, std::string &error) = 0;
 
-  /// Stops every transfer in flight after one failed or timed out (NCCL's
-  /// kernels wait on the GPU for their peer until aborted); later transfers
-  /// fail. Called by the runtime before it reports the error.
-  virtual void abortTransfers() {}
+  /// Stops the messages in flight after a run failed (NCCL's kernels wait
+  /// on the GPU for their peer until aborted; MPI's posted requests still
+  /// read or write their buffers): later transfers fail. Returns whether
+  /// none is in flight any more, so that their buffers may be freed; the
+  /// runtime keeps the run's memory otherwise (the job is about to end).
+  virtual bool abortTransfers() { return true; }
 
   /// Ends every rank of the job now (after a fatal error on this one).
   [[noreturn]] virtual void abortJob(int exitCode) = 0;

@@ -180,7 +180,8 @@ Schedule orderRecvsBySender(const Pipeline &pipeline, Schedule schedule);
 /// A device pair whose sides issue its transfers in different orders: the
 /// `place`-th (from 0) send of `sender` to `receiver` is its action `send`,
 /// and the receiver's recv at that place, its action `recv`, is another
-/// message.
+/// message; -1 for the side that has no message at that place (one side
+/// issues more than the other).
 struct PeerOrderMismatch {
   unsigned sender = 0, receiver = 0;
   int send = -1, recv = -1;

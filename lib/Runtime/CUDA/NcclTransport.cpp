@@ -220,10 +220,11 @@ public:
     return status;
   }
 
-  void abortTransfers() override {
+  bool abortTransfers() override {
     for (auto &[tag, link] : links)
       if (ncclComm_t comm = link.comm.exchange(nullptr))
         ncclCommAbort(comm);
+    return bootstrap->abortTransfers();
   }
 
   [[noreturn]] void abortJob(int exitCode) override {

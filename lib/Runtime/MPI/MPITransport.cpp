@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -129,6 +130,22 @@ public:
     if (done)
       requests.erase(it);
     return PIPE_RT_OK;
+  }
+
+  /// Cancels every posted request and waits a moment for them to end
+  /// (cancelled or completed).
+  bool abortTransfers() override {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto &[id, p] : requests)
+      MPI_Cancel(&p.request);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!requests.empty() && std::chrono::steady_clock::now() < deadline)
+      for (auto it = requests.begin(); it != requests.end();) {
+        int flag = 0;
+        MPI_Test(&it->second.request, &flag, MPI_STATUS_IGNORE);
+        it = flag ? requests.erase(it) : std::next(it);
+      }
+    return requests.empty();
   }
 
   [[noreturn]] void abortJob(int exitCode) override {

@@ -417,6 +417,9 @@ TEST(DeviceModelErrors, Fields) {
        "devices[0].achieved_flops: expected an object"},
       {[](Object &o) { device(o, 0)["backward_flops"] = 0; },
        "devices[0].backward_flops: expected a positive number"},
+      {[](Object &o) { device(o, 0)["backward_flops"] = 1e12; },
+       "devices[0].backward_memory_bandwidth: missing: backward_flops and "
+       "backward_memory_bandwidth come together"},
       {[](Object &o) { device(o, 1)["backward_memory_bandwidth"] = "slow"; },
        "devices[1].backward_memory_bandwidth: expected a positive number"},
       {[](Object &o) {

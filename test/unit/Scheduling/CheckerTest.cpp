@@ -69,6 +69,30 @@ TEST(Checker, RepeatedTransfer) {
       << text;
 }
 
+TEST(Checker, PeerOrderCountsEveryMessage) {
+  // Device 1 receives one message fewer than device 0 sends it: NCCL would
+  // leave the last send unmatched.
+  Pipeline pipeline = Pipeline::makeChain(2, 2, 1, 1, 1);
+  Schedule schedule = make("gpipe", pipeline, 2);
+  auto &list = schedule.devices[1];
+  int last = -1;
+  for (int i = 0, e = list.size(); i < e; ++i)
+    if (list[i].kind == ActionKind::Recv)
+      last = i;
+  ASSERT_GE(last, 0);
+  int token = list[last].token;
+  list.erase(list.begin() + last);
+  for (ScheduleAction &a : list)
+    llvm::erase(a.waits, token);
+  ScheduleCheckOptions options;
+  options.checkPeerOrder = true;
+  std::string text =
+      messages(checkSchedule(pipeline, schedule, nullptr, options));
+  EXPECT_NE(text.find("from device 0 to device 1, but device 1 receives only "),
+            std::string::npos)
+      << text;
+}
+
 TEST(Checker, MissingAction) {
   Pipeline pipeline = Pipeline::makeChain(2, 2, 1, 1, 1);
   Schedule schedule = make("1f1b", pipeline, 2);
