@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Tokens/s of the default model (pipe-train's defaults: byte-level GPT,
 4 layers, d 128, 1F1B) on 1 device, on 2 simulated devices in one process,
-and as 2 MPI ranks of one device each, all from the same compiled programs
-and with one BLAS thread per process; then data parallelism as 2 MPI ranks
+and as 2 MPI ranks of one device each (over MPI, and over MPI under
+NCCL's rules: transfers matched by order, synchronous sends), all from the
+same compiled programs and with one BLAS thread per process; then data parallelism as 2 MPI ranks
 (2 replicas of the 1-device program), with the replicas' gradients summed
 in buckets (pipe.reduce_bucket, the default) and with one blocking
 reduce_grad per param; plus each rank's communication figures from
@@ -59,6 +60,8 @@ def main():
                 ("1 device, 1 process", runner("d1")),
                 ("2 devices, 1 process", runner("d2")),
                 ("2 ranks (MPI), 1 device each", mpirun + runner("d2")),
+                ("2 ranks, MPI under NCCL's rules (--transport mpi-in-order)",
+                 mpirun + runner("d2") + ["--transport", "mpi-in-order"]),
                 ("2 ranks (MPI), 2 data-parallel replicas, buckets",
                  mpirun + runner("dp")),
                 ("2 ranks (MPI), 2 data-parallel replicas, one reduce_grad "
