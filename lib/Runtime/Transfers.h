@@ -66,7 +66,7 @@ struct PendingToken {
   JobQueue::JobPtr job;
   /// Runs on the device thread once the transfer/job succeeded.
   std::function<int(std::string &)> onDone;
-  BufferPtr keepAlive;                  // a recv's target buffer
+  BufferPtr keepAlive; // a recv's target, or a send's packed device buffer
   std::shared_ptr<uint64_t> inFlightId; // a by-reference recv's target
   std::string what;
   double start = 0;
