@@ -327,6 +327,7 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
             recompute: bool = False, eval_schedule: bool = False,
             simulate: bool = True, data_parallel: int = 1,
             reduce_bucket_bytes: int = 25 << 20,
+            peer_order: bool = False,
             workdir: Optional[str] = None,
             timeout: float = 600) -> CompileResult:
     """Partitions and schedules `model` with pipe-opt, as pipe-train does.
@@ -353,6 +354,9 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     many bytes, each started after the device's last backward writing it
     (`pipe.reduce_bucket`); 0: one blocking `pipe.reduce_grad` per
     parameter at the end of the step.
+    peer_order: every device posts its recvs from a peer in the order the
+    peer sends (`pipe-schedule peer-order`), as NCCL between processes and
+    `pipe-runner --transport mpi-in-order` need.
 
     Returns a `CompileResult`. Raises `ToolError` with pipe-opt's
     diagnostics if a pass fails (e.g. nothing fits in memory, an
@@ -370,7 +374,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
                    device_model=device_model,
                    stages_per_device=stages_per_device, recompute=recompute,
                    data_parallel=data_parallel,
-                   reduce_bucket_bytes=reduce_bucket_bytes)
+                   reduce_bucket_bytes=reduce_bucket_bytes,
+                   peer_order=peer_order)
     scheduled = os.path.join(workdir, "scheduled.mlir")
     summary = os.path.join(workdir, "summary.txt")
     summary_json = os.path.join(workdir, "summary.json")
@@ -391,7 +396,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
            "device-model": device_model,
            "partition-report": partition_json,
            "partition-text-report": partition_text,
-           "reduce-bucket-bytes": reduce_bucket_bytes})]
+           "reduce-bucket-bytes": reduce_bucket_bytes,
+           "peer-order": _bool(peer_order)})]
     trace = report = None
     if simulate:
         trace = os.path.join(workdir, "trace.json")
@@ -634,6 +640,7 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
           recompute: Optional[bool] = None,
           data_parallel: Optional[int] = None,
           reduce_bucket_bytes: Optional[int] = None,
+          peer_order: Optional[bool] = None,
           trace: Union[bool, str] = False,
           module=None, init_weights: Optional[str] = None,
           lr_groups: Optional[Dict[str, float]] = None,
@@ -665,7 +672,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     share of every step's micro-batches (pipe-train's --data-parallel;
     under "l2l", devices on one parameter server); reduce_bucket_bytes: the
     replicas' gradient all-reduces' bucket size (pipe-train's
-    --reduce-bucket-bytes, `compile`'s).
+    --reduce-bucket-bytes, `compile`'s); peer_order: recvs in each peer's
+    send order (pipe-train's --peer-order, `compile`'s).
     freeze: patterns of params that do not train (pipe-train's --freeze).
     loss: a model returning logits or activations trains on this loss of
     its result against the data's last input (pipe-train's --loss:
@@ -684,7 +692,7 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
     defaults = dict(devices=1, schedule="1f1b", microbatches=4,
                     partitioner=None, device_model=None, stages_per_device=1,
                     recompute=False, data_parallel=1,
-                    reduce_bucket_bytes=25 << 20)
+                    reduce_bucket_bytes=25 << 20, peer_order=False)
     if isinstance(model, CompileResult):
         defaults.update(model.options)
     given = dict(devices=devices, schedule=schedule,
@@ -692,7 +700,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
                  device_model=device_model,
                  stages_per_device=stages_per_device, recompute=recompute,
                  data_parallel=data_parallel,
-                 reduce_bucket_bytes=reduce_bucket_bytes)
+                 reduce_bucket_bytes=reduce_bucket_bytes,
+                 peer_order=peer_order)
     settings = {k: (given[k] if given[k] is not None else defaults[k])
                 for k in defaults}
     if steps < 1:
@@ -747,6 +756,8 @@ def train(model, data, steps: int = 10, optimizer: str = "adamw",
         args += ["--stages-per-device", str(settings["stages_per_device"])]
     if settings["recompute"]:
         args.append("--recompute")
+    if settings["peer_order"]:
+        args.append("--peer-order")
     if settings["data_parallel"] != 1:
         args += ["--data-parallel", str(settings["data_parallel"]),
                  "--reduce-bucket-bytes",

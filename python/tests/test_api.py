@@ -182,6 +182,45 @@ def test_compile_reduce_bucket_bytes(gpt, tmp_path):
 
 
 @needs_opt
+def test_compile_peer_order(gpt, tmp_path):
+    """peer_order=True: with two stages per device, each device's recvs
+    from its peer come in the peer's send order, which pipe-verify-schedule
+    peer-order checks; without it they do not."""
+    pipe_opt = tools.find_tool("pipe-opt")
+    verified = {}
+    for peer_order in (False, True):
+        compiled = api.compile(gpt[1], devices=2, stages_per_device=2,
+                               microbatches=4, peer_order=peer_order,
+                               simulate=False,
+                               workdir=str(tmp_path / str(peer_order)))
+        assert compiled.options["peer_order"] is peer_order
+        try:
+            tools.run_tool(pipe_opt, [compiled.scheduled_path,
+                                      "--pipe-verify-schedule=peer-order",
+                                      "-o", os.devnull])
+            verified[peer_order] = True
+        except tools.ToolError as error:
+            assert "NCCL matches the messages" in str(error)
+            verified[peer_order] = False
+    assert verified == {False: False, True: True}
+
+
+@needs_train
+def test_train_peer_order(gpt, tmp_path):
+    """Moving recvs earlier changes no number: the same losses."""
+    _, exported, idx, tgt = gpt
+    losses = {}
+    for peer_order in (False, True):
+        result = api.train(exported, data=(idx, tgt), steps=2,
+                           optimizer="sgd", lr=0.1, devices=2,
+                           stages_per_device=2, microbatches=4,
+                           peer_order=peer_order, opt_level=0,
+                           workdir=str(tmp_path / str(peer_order)))
+        losses[peer_order] = result.losses
+    assert losses[True] == losses[False]
+
+
+@needs_opt
 def test_compile_errors(gpt, tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
         api.compile(str(tmp_path / "missing.mlir"))
