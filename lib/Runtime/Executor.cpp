@@ -195,11 +195,9 @@ int pipe_rt::executeRun(pipe_rt_session *session, int x,
     channels =
         replicaCommunicator(std::move(channels), sched.devices, localReplicas);
   if (run->ranks.transport)
-    channels = rankCommunicator(
-        run->ranks, m, sched, std::move(channels),
-        session->options.watchdog_seconds, run->failed,
-        !run->memory->hostAccessible() &&
-            run->ranks.transport->carriesDeviceMemory(run->memory.backend()));
+    channels = rankCommunicator(run->ranks, m, sched, std::move(channels),
+                                session->options.watchdog_seconds, run->failed,
+                                transportCarriesDeviceBuffers(*run));
   run->transfers = std::make_unique<Transfers>(slots, std::move(channels),
                                                !run->memory->hostAccessible());
   run->deviceOptState.resize(slots);

@@ -200,11 +200,8 @@ public:
         device, p.sending ? "send" : "recv", describeChannelKey(p.key).c_str(),
         rank, p.peer, p.sending ? "took nothing" : "sent nothing",
         watchdogSeconds, rank);
-    int st = waitAll(*ranks.transport, p.requests, watchdogSeconds, failed,
-                     late, error);
-    if (st != PIPE_RT_OK)
-      (void)ranks.transport->abortTransfers(); // the run frees nothing yet
-    return st;
+    return waitAll(*ranks.transport, p.requests, watchdogSeconds, failed, late,
+                   error);
   }
 
 private:
@@ -470,6 +467,11 @@ bool pipe_rt::checkScheduleFitsRanks(const Manifest &m,
     return false;
   }
   return true;
+}
+
+bool pipe_rt::transportCarriesDeviceBuffers(const RunState &run) {
+  return run.ranks.transport && !run.memory->hostAccessible() &&
+         run.ranks.transport->carriesDeviceMemory(run.memory.backend());
 }
 
 std::unique_ptr<Communicator> pipe_rt::rankCommunicator(

@@ -49,6 +49,12 @@ bool checkScheduleReplicas(const ScheduleInfo &sched, int replicas,
 bool checkScheduleFitsRanks(const Manifest &m, const ScheduleInfo &sched,
                             const RankMap &ranks, std::string &error);
 
+/// Whether `run`'s transfers to other ranks move device buffers: its
+/// devices' memory is not the host's and the transport carries it
+/// (Transport::carriesDeviceMemory), so nothing is staged through host
+/// memory.
+bool transportCarriesDeviceBuffers(const RunState &run);
+
 /// Transfers between stages on devices of this rank go through `local`,
 /// the others through the transport. `failed` is the run's flag: a wait
 /// for a remote message stops when it is set. `deviceBuffers`: the

@@ -10,6 +10,7 @@
 
 #include "Actions.h"
 #include "Format.h"
+#include "Ranks.h"
 
 #include <cstring>
 #include <optional>
@@ -348,8 +349,7 @@ bool movesByReference(const RunState &run, int peer) {
 /// device buffers through a transport that carries them (NCCL), instead of
 /// bytes staged through host memory.
 bool movesDeviceBuffers(const RunState &run, int peer) {
-  return run.transfers->byReference() && !run.ranks.isLocal(peer) &&
-         run.ranks.transport->carriesDeviceMemory(run.memory.backend());
+  return !run.ranks.isLocal(peer) && transportCarriesDeviceBuffers(run);
 }
 
 /// Registers `posted` under the address the program moves it by.

@@ -17,18 +17,11 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pipe;
 
 namespace {
-
-using MessageKey = std::tuple<bool, int, int, int, unsigned>;
-
-MessageKey keyOf(const ScheduleAction &a) {
-  return {a.gradient, a.src, a.dst, a.microbatch, a.step};
-}
 
 /// The device at the other end of a transfer.
 unsigned peerOf(const Pipeline &pipeline, const ScheduleAction &a) {
@@ -75,8 +68,8 @@ mlir::pipe::findPeerOrderMismatches(const Pipeline &pipeline,
     const Order &sent = sends[pair], &received = recvs[pair];
     size_t k = 0;
     while (k < sent.size() && k < received.size() &&
-           keyOf(schedule.devices[pair.first][sent[k]]) ==
-               keyOf(schedule.devices[pair.second][received[k]]))
+           schedule.devices[pair.first][sent[k]].getTransferKey() ==
+               schedule.devices[pair.second][received[k]].getTransferKey())
       ++k;
     if (k == sent.size() && k == received.size())
       continue;
@@ -99,10 +92,10 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
     const SmallVector<ScheduleAction> &actions = schedule.devices[d];
     // A message sent twice (two edges between a stage pair) is received
     // in the order of its recvs.
-    std::map<MessageKey, std::deque<size_t>> recvAt;
+    std::map<ScheduleAction::TransferKey, std::deque<size_t>> recvAt;
     for (unsigned peer = 0; peer < numDevices; ++peer)
       for (int i : recvs[{peer, d}])
-        recvAt[keyOf(actions[i])].push_back(i);
+        recvAt[actions[i].getTransferKey()].push_back(i);
 
     // Each recv goes where the earliest recv of its message or of a later
     // one from the same peer was; the recvs placed at one spot keep the
@@ -116,7 +109,7 @@ Schedule mlir::pipe::orderRecvsBySender(const Pipeline &pipeline,
         continue; // unmatched messages: left for the verifier to report
       SmallVector<size_t> from;
       for (int i : it->second) {
-        auto at = recvAt.find(keyOf(schedule.devices[peer][i]));
+        auto at = recvAt.find(schedule.devices[peer][i].getTransferKey());
         if (at == recvAt.end() || at->second.empty())
           break;
         from.push_back(at->second.front());

@@ -10,15 +10,9 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 namespace {
-/// (gradient, src, dst, micro-batch, step): what matches a send to a recv.
-using TransferKey = std::tuple<bool, int, int, int, unsigned>;
+using TransferKey = ScheduleAction::TransferKey;
 /// (stage, micro-batch, step).
 using WorkKey = std::tuple<int, int, unsigned>;
-
-TransferKey keyOf(const ScheduleAction &action) {
-  return {action.gradient, action.src, action.dst, action.microbatch,
-          action.step};
-}
 
 class Checker {
 public:
@@ -189,11 +183,11 @@ bool Checker::checkStatic() {
           }
       if (a.kind == ActionKind::Update || a.kind == ActionKind::HostUpdate)
         ++updatesSeen[{a.stage, a.step}];
-      if (a.kind == ActionKind::Send || a.kind == ActionKind::Recv) {
+      if (transfer) {
         // Each message is sent once and received once: transports match
         // them by what they are (or, untagged, by order).
         auto [it, inserted] = transfersSeen.try_emplace(
-            {a.kind == ActionKind::Send, keyOf(a)}, d, i);
+            {a.kind == ActionKind::Send, a.getTransferKey()}, d, i);
         if (!inserted) {
           report(d, i,
                  "repeats a transfer; the first is action " +
@@ -305,7 +299,7 @@ void Checker::checkPeerOrder() {
 bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {
   switch (a.kind) {
   case ActionKind::Recv:
-    if (sendsIssued.count(keyOf(a)))
+    if (sendsIssued.count(a.getTransferKey()))
       return true;
     why = "its matching send is never issued";
     return false;
@@ -316,7 +310,7 @@ bool Checker::isReady(unsigned d, const ScheduleAction &a, std::string &why) {
         return false;
       const ScheduleAction &producer = schedule.devices[d][it->second];
       if (producer.kind == ActionKind::Send &&
-          !recvsIssued.count(keyOf(producer))) {
+          !recvsIssued.count(producer.getTransferKey())) {
         why = "it waits on " + producer.describe(pipeline) +
               ", whose matching recv is never issued";
         return false;
@@ -512,10 +506,10 @@ void Checker::execute(unsigned d, int index) {
       report(d, index,
              "sends the gradient of " + stageName(a.src) + " for" + mb +
                  " before computing it");
-    sendsIssued[keyOf(a)] = {d, index};
+    sendsIssued[a.getTransferKey()] = {d, index};
     break;
   case ActionKind::Recv:
-    recvsIssued[keyOf(a)] = {d, index};
+    recvsIssued[a.getTransferKey()] = {d, index};
     break;
   case ActionKind::Wait:
     for (int t : a.waits) {
@@ -523,7 +517,7 @@ void Checker::execute(unsigned d, int index) {
       WorkKey pkey{producer.stage, producer.microbatch, producer.step};
       switch (producer.kind) {
       case ActionKind::Recv:
-        recvWaited.insert(keyOf(producer));
+        recvWaited.insert(producer.getTransferKey());
         break;
       case ActionKind::Load:
         if (residency[producer.stage] == 1)

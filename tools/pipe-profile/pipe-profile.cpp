@@ -686,18 +686,15 @@ llvm::json::Value deviceModelJson(const pipe::FittedPhaseRates &rates,
   return llvm::json::Object{
       {"name", "fitted-host"},
       {"notes",
-       rates.apart
-           ? "Fitted by pipe-profile: peak_flops and memory_bandwidth are "
-             "the least-squares rates of t = flops/F + bytes/B over the "
-             "measured forward parts, backward_flops and "
-             "backward_memory_bandwidth over the backward parts; links and "
-             "host copies are timed sends and copies of the runtime's "
-             "devices (docs/profiler.md)."
-           : "Fitted by pipe-profile: peak_flops and memory_bandwidth are "
-             "the least-squares rates of t = flops/F + bytes/B over the "
-             "measured block parts (too few to fit the backward's apart); "
-             "links and host copies are timed sends and copies of the "
-             "runtime's devices (docs/profiler.md)."},
+       std::string("Fitted by pipe-profile: peak_flops and memory_bandwidth "
+                   "are the least-squares rates of t = flops/F + bytes/B "
+                   "over the measured ") +
+           (rates.apart ? "forward parts, backward_flops and "
+                          "backward_memory_bandwidth over the backward parts"
+                        : "block parts (too few to fit the backward's "
+                          "apart)") +
+           "; links and host copies are timed sends and copies of the "
+           "runtime's devices (docs/profiler.md)."},
       {"devices", std::move(devices)},
       {"host", llvm::json::Object{{"h2d_pinned", machine.h2dBandwidth},
                                   {"d2h_pinned", machine.h2dBandwidth},

@@ -410,6 +410,7 @@ int main(int argc, char **argv) {
     }
     if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
                                  message) != PIPE_RT_OK) {
+      pipe_rt_session_destroy(session);
       die("rank " + std::to_string(transport->rank()) + ": " + artifact +
           ": " + message);
       transport->abortJob(pipe_rt::ExitError);
@@ -446,13 +447,12 @@ int main(int argc, char **argv) {
 
   pipe_rt::TrainerSummary summary;
   bool ok = pipe_rt::runTraining(session, training, summary, message);
+  pipe_rt_session_destroy(session);
   if (!ok && transport) {
-    // The other ranks may wait for this one: end them too, before the
-    // session's memory goes (a message in flight may still land there).
+    // The other ranks may wait for this one: end them too.
     die("rank " + std::to_string(transport->rank()) + ": " + message);
     transport->abortJob(pipe_rt::ExitError);
   }
-  pipe_rt_session_destroy(session);
   if (!ok)
     return die(message);
   if (summary.interrupted) {

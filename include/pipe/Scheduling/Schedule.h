@@ -14,6 +14,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <tuple>
+
 namespace mlir {
 class Operation;
 } // namespace mlir
@@ -63,6 +65,13 @@ struct ScheduleAction {
 
   /// "forward @s1 mb 3" style description, for diagnostics.
   std::string describe(const Pipeline &pipeline) const;
+
+  /// A transfer's message: (gradient, src, dst, micro-batch, step), what
+  /// matches a send to its recv.
+  using TransferKey = std::tuple<bool, int, int, int, unsigned>;
+  TransferKey getTransferKey() const {
+    return {gradient, src, dst, microbatch, step};
+  }
 };
 
 struct Schedule {
