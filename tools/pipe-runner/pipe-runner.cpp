@@ -16,6 +16,7 @@
 #include "pipe/Runtime/Transport.h"
 #ifdef PIPE_RUNNER_CUDA
 #include "pipe/Runtime/CUDA.h"
+#include "pipe/Runtime/Launch.h"
 #include "pipe/Runtime/NcclTransport.h"
 #endif
 #ifdef PIPE_RUNNER_MPI
@@ -46,7 +47,7 @@ int die(const std::string &msg, int code = pipe_rt::ExitError) {
 
 void *lookup(void *handle, const char *name) { return dlsym(handle, name); }
 
-#ifdef PIPE_RUNNER_MPI
+#if defined(PIPE_RUNNER_MPI) || defined(PIPE_RUNNER_CUDA)
 /// One rank's share of the trainer's outputs: rank 0 prints and writes
 /// every file; each rank writes its own profile (PATH for rank 0,
 /// PATH.rankR for the others) with its transport figures.
@@ -259,27 +260,50 @@ int main(int argc, char **argv) {
       (flag == "--data-parallel" ? replicas : devicesPerRank) = int(n);
     }
   }
-  // --transport nccl: between the ranks' GPUs under an MPI launcher, else
-  // between the GPUs of this one process.
-  bool ncclBetweenRanks = false;
+  // --transport nccl: between the ranks' GPUs under an MPI launcher (MPI
+  // starts them), or under another launcher without MPI (its variables,
+  // pipe/Runtime/Launch.h), else between the GPUs of this one process.
+  bool ncclBetweenRanks = false, ncclWithoutMpi = false;
 #ifdef PIPE_RUNNER_MPI
   ncclBetweenRanks =
       transportName == "nccl" && pipe_rt::launchedByMpiLauncher();
 #endif
-  if (transportName == "nccl" && !ncclBetweenRanks &&
+#ifdef PIPE_RUNNER_CUDA
+  pipe_rt::LaunchEnvironment launch;
+  std::string ncclIdFile;
+  if (transportName == "nccl" && !ncclBetweenRanks) {
+    std::string problem;
+    if (!pipe_rt::readLaunchEnvironment(std::getenv, launch, ncclWithoutMpi,
+                                        problem))
+      return die("--transport nccl: " + problem, pipe_rt::ExitUsage);
+    if (ncclWithoutMpi &&
+        !pipe_rt::ncclIdSource(launch, std::getenv, ncclIdFile, problem))
+      return die("--transport nccl: " + problem, pipe_rt::ExitUsage);
+    if (ncclWithoutMpi && launch.size > 1 && devicesPerRank != 1)
+      return die("--transport nccl without MPI (" + launch.source +
+                     "): each rank runs one device; launch one process per "
+                     "device instead of --devices-per-rank " +
+                     std::to_string(devicesPerRank),
+                 pipe_rt::ExitUsage);
+  }
+#endif
+  if (transportName == "nccl" && !ncclBetweenRanks && !ncclWithoutMpi &&
       (devicesPerRank != 1 || replicas > 1))
     return die("--transport nccl runs every device in this process: "
-               "--devices-per-rank and --data-parallel are for MPI ranks",
+               "--devices-per-rank and --data-parallel are for ranks (started "
+               "by mpirun, torchrun or srun)",
                pipe_rt::ExitUsage);
 #ifdef PIPE_RUNNER_MPI
   if (transportName.empty())
     transportName =
         pipe_rt::launchedByMpiLauncher() ? "mpi" : std::string("in-process");
 #else
-  if (transportName.rfind("mpi", 0) == 0 || devicesPerRank != 1 || replicas > 1)
+  if (transportName.rfind("mpi", 0) == 0 ||
+      (!ncclWithoutMpi && (devicesPerRank != 1 || replicas > 1)))
     return die("--transport mpi, --devices-per-rank, --data-parallel: this "
                "pipe-runner was built without MPI (install libopenmpi-dev "
-               "and rebuild)",
+               "and rebuild; pipe-runner-cuda --transport nccl runs ranks "
+               "without it)",
                pipe_rt::ExitUsage);
 #endif
   for (const std::string &a : args)
@@ -321,7 +345,14 @@ int main(int argc, char **argv) {
                   "                         under mpirun: transfers between "
                   "the ranks' GPUs through\n"
                   "                         NCCL (a program compiled with "
-                  "peer-order; never run yet)\n");
+                  "peer-order; never run yet);\n"
+                  "                         under torchrun, srun or "
+                  "PIPE_RANK/PIPE_WORLD_SIZE\n"
+                  "                         without MPI: everything between "
+                  "the ranks through NCCL,\n"
+                  "                         its id from NCCL_COMM_ID or "
+                  "PIPE_NCCL_ID_FILE\n"
+                  "                         (docs/distributed.md)\n");
 #endif
       return pipe_rt::ExitOk;
     }
@@ -370,7 +401,7 @@ int main(int argc, char **argv) {
     return die(artifact + ": " + error);
   }
   if (transportName == "nccl" &&
-      (!useGpu || (!ncclBetweenRanks &&
+      (!useGpu || (!ncclBetweenRanks && !ncclWithoutMpi &&
                    pipe_rt_cuda_session_use_nccl(
                        session, error, sizeof(error)) != PIPE_RT_OK))) {
     pipe_rt_session_destroy(session);
@@ -408,6 +439,20 @@ int main(int argc, char **argv) {
       pipe_rt_session_destroy(session);
       return die((ncclBetweenRanks ? "--transport nccl: " : "") + message);
     }
+  }
+#endif
+#ifdef PIPE_RUNNER_CUDA
+  if (ncclWithoutMpi) {
+    transport = pipe_rt::createNcclTransport(session, launch, ncclIdFile,
+                                             options.watchdog_seconds, message);
+    if (!transport) {
+      pipe_rt_session_destroy(session);
+      return die("--transport nccl: " + message);
+    }
+  }
+#endif
+#if defined(PIPE_RUNNER_MPI) || defined(PIPE_RUNNER_CUDA)
+  if (transport) {
     if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
                                  message) != PIPE_RT_OK) {
       pipe_rt_session_destroy(session);

@@ -5,13 +5,15 @@
 // of GPUs (`mpirun ... pipe-runner-cuda --transport nccl`): the transfers
 // between devices of different ranks go GPU to GPU through NCCL; the ranks'
 // agreements and the gradient meetings and buckets go through a bootstrap
-// transport (MPI). See docs/distributed.md, "NCCL between processes".
+// transport (MPI), or through NCCL too where the ranks were started without
+// MPI. See docs/distributed.md, "NCCL between processes".
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PIPE_RUNTIME_NCCLTRANSPORT_H
 #define PIPE_RUNTIME_NCCLTRANSPORT_H
 
+#include "pipe/Runtime/Launch.h"
 #include "pipe/Runtime/Transport.h"
 
 #include <memory>
@@ -28,6 +30,19 @@ namespace pipe_rt {
 std::shared_ptr<Transport>
 createNcclTransport(pipe_rt_session *session,
                     std::shared_ptr<Transport> bootstrap, std::string &error);
+
+/// The same without a bootstrap, for ranks started by a launcher without
+/// MPI (`launch`, readLaunchEnvironment): makes the communicator of all
+/// ranks now, from NCCL's unique id that every rank makes (`idFile` empty)
+/// or that rank 0 writes to `idFile` (ncclIdSource, shareThroughFile; the
+/// file is removed once every rank joined), waiting at most
+/// `watchdogSeconds` for the others. Every other
+/// message goes through it too, so each rank must run one device.
+std::shared_ptr<Transport> createNcclTransport(pipe_rt_session *session,
+                                               const LaunchEnvironment &launch,
+                                               const std::string &idFile,
+                                               double watchdogSeconds,
+                                               std::string &error);
 
 } // namespace pipe_rt
 

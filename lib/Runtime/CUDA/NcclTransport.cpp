@@ -7,20 +7,30 @@
 // behind another link's and the two directions of a device pair never
 // interleave on one communicator. The programs issue each link's transfers
 // in the same order on both sides (peer-order, checked by attachTransport
-// through matchesTransfersByOrder). The sending rank makes the link's
-// unique id, broadcast over the bootstrap transport in the links' global
-// order; both sides then create the communicator in that order, so that
-// the pairwise rendezvous of ncclCommInitRank never waits in a cycle.
+// through matchesTransfersByOrder). The links' communicators are made in
+// the links' global order on every rank, so that their pairwise rendezvous
+// never waits in a cycle.
 //
 // A transfer is an ncclSend or ncclRecv of device memory on the link's
 // stream followed by an event; test() polls the event and the
 // communicator's asynchronous error, so the runtime's watchdog (which names
 // the stuck peer rank) covers it. The runtime hands over device buffers
 // that are ready (its packing copy waited) and keeps them until the wait.
-// abortJob aborts every communicator before the bootstrap ends the job.
+// Every communicator is non-blocking, so that making one also waits under
+// the watchdog (a peer that never joins is named, not waited for forever).
 //
-// Everything but the transfers (agreements, gradient meetings and buckets)
-// goes through the bootstrap, as host memory.
+// Two ways to start, docs/distributed.md:
+// - Over a bootstrap transport (MPI): the sending rank makes each link's
+//   unique id, broadcast over it; everything but the transfers
+//   (agreements, gradient meetings and buckets) goes through it, as host
+//   memory.
+// - Without MPI: a launcher's variables give the ranks (Launch.h), the
+//   ranks share one unique id (NCCL_COMM_ID, or a file rank 0 writes) for
+//   a communicator of all ranks, the links are split from it, and the other
+//   messages go through it too: staged through device memory, each framed
+//   with what it is, so that a message received in the place of another is
+//   an error rather than wrong data (NCCL has no tags). One device per rank:
+//   a rank's messages then come from one thread, in its program's order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,10 +45,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nccl.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 #endif
 
@@ -54,6 +70,13 @@ pipe_rt::createNcclTransport(pipe_rt_session *, std::shared_ptr<Transport>,
   return nullptr;
 }
 
+std::shared_ptr<Transport>
+pipe_rt::createNcclTransport(pipe_rt_session *, const LaunchEnvironment &,
+                             const std::string &, double, std::string &error) {
+  NcclCopies::built(error);
+  return nullptr;
+}
+
 #else
 
 namespace {
@@ -62,14 +85,82 @@ std::string ncclFailure(const char *call, ncclResult_t r) {
   return std::string(call) + ": " + ncclGetErrorString(r);
 }
 
+using Clock = std::chrono::steady_clock;
+
+bool pastDeadline(Clock::time_point start, double seconds) {
+  return Clock::now() - start > std::chrono::duration<double>(seconds);
+}
+
+/// A non-blocking communicator's state after its last call: ncclSuccess
+/// once that call's work is issued, ncclInProgress before, or an error.
+ncclResult_t stateOf(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  if (ncclResult_t r = ncclCommGetAsyncError(comm, &state))
+    return r;
+  return state;
+}
+
+/// Waits until `comm`'s last call is done, up to `seconds`; on a timeout
+/// `late` says who is late.
+int settle(ncclComm_t comm, double seconds, const std::string &late,
+           std::string &error) {
+  auto start = Clock::now();
+  for (;;) {
+    ncclResult_t state = stateOf(comm);
+    if (state == ncclSuccess)
+      return PIPE_RT_OK;
+    if (state != ncclInProgress) {
+      error = ncclGetErrorString(state);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    if (pastDeadline(start, seconds)) {
+      error = late;
+      return PIPE_RT_TIMEOUT;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+ncclConfig_t nonBlocking() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+/// What goes before a message of the agreements or meetings when the
+/// communicator of all ranks carries it: what it is, so that the receiver
+/// sees a message that is not the one it posted for.
+struct Frame {
+  uint32_t magic = 0x70697065; // "pipe"
+  int32_t channel = 0, tag = 0, unused = 0;
+  uint64_t bytes = 0;
+};
+
+const char *channelName(int channel) {
+  switch (Transport::Channel(channel)) {
+  case Transport::Channel::Transfers:
+    return "transfers";
+  case Transport::Channel::Meetings:
+    return "meetings";
+  case Transport::Channel::Agreements:
+    return "agreements";
+  }
+  return "?";
+}
+
 class NcclTransport final : public Transport {
 public:
   NcclTransport(pipe_rt_session *session, std::shared_ptr<Transport> bootstrap)
       : session(session), bootstrap(std::move(bootstrap)) {}
+  NcclTransport(pipe_rt_session *session, const LaunchEnvironment &launch)
+      : session(session), launch(launch) {}
 
   ~NcclTransport() override {
     for (auto &[request, p] : posted)
       cuEventDestroy(p.event);
+    for (auto &[request, m] : messages)
+      if (m.staging)
+        worldGpu->pool->release(m.staging);
     for (auto &[tag, link] : links) {
       if (ncclComm_t comm = link.comm.load())
         ncclCommDestroy(comm);
@@ -78,40 +169,121 @@ public:
         cuStreamDestroy(link.stream);
       }
     }
+    messages.clear(); // their batches' events
+    lastBatch.reset();
+    if (ncclComm_t comm = world.load())
+      ncclCommDestroy(comm);
+    if (worldStream) {
+      makeCurrent(*worldGpu);
+      cuStreamDestroy(worldStream);
+    }
   }
 
   const char *name() const override { return "NCCL"; }
-  int rank() const override { return bootstrap->rank(); }
-  int size() const override { return bootstrap->size(); }
-  int localRank() const override { return bootstrap->localRank(); }
-  int maxTag() const override { return bootstrap->maxTag(); }
+  int rank() const override {
+    return bootstrap ? bootstrap->rank() : launch.rank;
+  }
+  int size() const override {
+    return bootstrap ? bootstrap->size() : launch.size;
+  }
+  int localRank() const override {
+    return bootstrap ? bootstrap->localRank() : launch.localRank;
+  }
+  int maxTag() const override {
+    return bootstrap ? bootstrap->maxTag() : INT_MAX;
+  }
   bool matchesTransfersByOrder() const override { return true; }
   bool carriesDeviceMemory(const DeviceMemory &memory) const override {
     return !memory.hostBacked();
   }
 
+  /// Without a bootstrap: the communicator of all ranks, on the GPU of
+  /// this rank's first device. `idFile`: where rank 0 writes the unique id
+  /// (unless NCCL_COMM_ID gives it, or there is one rank).
+  int startWorld(const std::string &idFile, double seconds,
+                 std::string &error) {
+    watchdogSeconds = seconds;
+    int ordinal = gpuOrdinalOf(session, launch.localRank);
+    worldGpu = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
+    if (!worldGpu) {
+      error = ordinal < 0 ? "the session does not run on GPUs" : error;
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    makeCurrent(*worldGpu);
+    if (CUresult r = cuStreamCreate(&worldStream, CU_STREAM_NON_BLOCKING)) {
+      error = driverError("cuStreamCreate", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    ncclUniqueId id;
+    std::memset(&id, 0, sizeof(id));
+    // Without a file every rank makes the same id (ncclIdSource).
+    bool everyRankMakesIt = idFile.empty();
+    if (everyRankMakesIt || launch.rank == 0)
+      if (ncclResult_t r = ncclGetUniqueId(&id)) {
+        error = ncclFailure("ncclGetUniqueId", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+    if (!everyRankMakesIt)
+      if (int st = shareThroughFile(idFile, launch.rank == 0, &id, sizeof(id),
+                                    seconds, error))
+        return st;
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclResult_t r =
+        ncclCommInitRankConfig(&comm, launch.size, id, launch.rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclCommInitRankConfig", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    world = comm;
+    int st = settle(
+        comm, seconds,
+        format("not every one of the %d ranks joined within %g s: is one "
+               "stuck, or did it not start?",
+               launch.size, seconds),
+        error);
+    // Every rank read the file once all joined; a failed start leaves
+    // nothing behind either.
+    if (!everyRankMakesIt && launch.rank == 0)
+      ::unlink(idFile.c_str());
+    if (st) {
+      error = format("GPU %d: the communicator of all ranks: %s", ordinal,
+                     error.c_str());
+      abortTransfers();
+    }
+    return st;
+  }
+
   int connect(const std::vector<Link> &all, const std::vector<int> &placeOnHost,
               std::string &error) override {
     devices = int(placeOnHost.size());
-    // Every link's id first (collective), then this rank's communicators
-    // in the links' order.
-    std::vector<ncclUniqueId> ids(all.size());
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].fromRank == rank())
-        if (ncclResult_t r = ncclGetUniqueId(&ids[i])) {
-          error = ncclFailure("ncclGetUniqueId", r);
-          return PIPE_RT_DEVICE_ERROR;
-        }
-      if (int st = agreeOn(*this, all[i].fromRank, &ids[i], sizeof(ids[i]),
-                           "the NCCL unique ids", error))
-        return st;
+    std::vector<ncclUniqueId> ids;
+    if (bootstrap) {
+      // Every link's id first (collective), then this rank's communicators
+      // in the links' order.
+      ids.resize(all.size());
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i].fromRank == rank())
+          if (ncclResult_t r = ncclGetUniqueId(&ids[i])) {
+            error = ncclFailure("ncclGetUniqueId", r);
+            return PIPE_RT_DEVICE_ERROR;
+          }
+        if (int st = agreeOn(*this, all[i].fromRank, &ids[i], sizeof(ids[i]),
+                             "the NCCL unique ids", error))
+          return st;
+      }
     }
     std::map<int, int> ordinals; // this rank's devices with links -> GPU
     for (size_t i = 0; i < all.size(); ++i) {
       const Link &l = all[i];
       bool sending = l.fromRank == rank(), receiving = l.toRank == rank();
-      if (!sending && !receiving)
+      if (!sending && !receiving) {
+        // Splitting is collective over every rank of the parent.
+        if (!bootstrap)
+          if (int st = split(nullptr, false, l, "", error))
+            return st;
         continue;
+      }
       int device = sending ? l.fromDevice : l.toDevice;
       int ordinal = gpuOrdinalOf(session, placeOnHost[size_t(device)]);
       Gpu *g = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
@@ -131,6 +303,14 @@ public:
                          other, device, ordinal);
           return PIPE_RT_INVALID_ARGUMENT;
         }
+      // A link split from the communicator of all ranks is on its GPU.
+      if (!bootstrap && g != worldGpu) {
+        error = format("device %d is on GPU %d, not on the rank's GPU %d: "
+                       "without MPI each rank runs one device (launch one "
+                       "process per device)",
+                       device, ordinal, worldGpu->ordinal);
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
       ordinals[device] = ordinal;
       LinkState &link =
           links[transferLinkTag(l.fromDevice, l.toDevice, devices)];
@@ -145,19 +325,12 @@ public:
         error = where + ": " + driverError("cuStreamCreate", r);
         return PIPE_RT_DEVICE_ERROR;
       }
-      // Blocking calls, whatever NCCL_COMM_BLOCKING says.
-      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-      config.blocking = 1;
-      ncclComm_t comm = nullptr;
-      if (ncclResult_t r = ncclCommInitRankConfig(&comm, 2, ids[i],
-                                                  sending ? 0 : 1, &config)) {
-        error = where + ": " + ncclFailure("ncclCommInitRankConfig", r);
-        return PIPE_RT_DEVICE_ERROR;
-      }
-      link.comm = comm;
-      // NCCL connects a pair at its first send/recv, which blocks the
-      // caller until the peer posts: do that here, in the links' order, so
-      // that no device thread blocks in a post later.
+      int st = bootstrap ? initLink(link, ids[i], where, error)
+                         : split(&link, sending, l, where, error);
+      if (st)
+        return st;
+      // NCCL connects a pair at its first send/recv: do that here, in the
+      // links' order, so that no device thread waits for it later.
       if (int st = warmUp(link, where, error))
         return st;
     }
@@ -167,7 +340,11 @@ public:
   int isend(Channel channel, int peer, int tag, const void *data,
             uint64_t bytes, uint64_t &request, std::string &error) override {
     if (channel != Channel::Transfers)
-      return bootstrap->isend(channel, peer, tag, data, bytes, request, error);
+      return bootstrap
+                 ? bootstrap->isend(channel, peer, tag, data, bytes, request,
+                                    error)
+                 : postMessage(true, channel, peer, tag,
+                               const_cast<void *>(data), bytes, request, error);
     LinkState *link = linkOf(true, peer, tag, error);
     return link ? post(*link, const_cast<void *>(data), bytes, request, error)
                 : int(PIPE_RT_INVALID_ARGUMENT);
@@ -175,7 +352,10 @@ public:
   int irecv(Channel channel, int peer, int tag, void *data, uint64_t bytes,
             uint64_t &request, std::string &error) override {
     if (channel != Channel::Transfers)
-      return bootstrap->irecv(channel, peer, tag, data, bytes, request, error);
+      return bootstrap ? bootstrap->irecv(channel, peer, tag, data, bytes,
+                                          request, error)
+                       : postMessage(false, channel, peer, tag, data, bytes,
+                                     request, error);
     LinkState *link = linkOf(false, peer, tag, error);
     return link ? post(*link, data, bytes, request, error)
                 : int(PIPE_RT_INVALID_ARGUMENT);
@@ -184,6 +364,8 @@ public:
   int test(uint64_t request, bool &done, std::string &error) override {
     if (!(request & kOwn))
       return bootstrap->test(request, done, error);
+    if (request & kMessage)
+      return testMessage(request, done, error);
     std::unique_lock<std::mutex> lock(mu);
     auto it = posted.find(request);
     if (it == posted.end()) {
@@ -195,9 +377,7 @@ public:
     makeCurrent(*p.link->gpu);
     CUresult r = cuEventQuery(p.event);
     ncclComm_t comm = p.link->comm.load();
-    ncclResult_t async = ncclSuccess;
-    if (comm)
-      ncclCommGetAsyncError(comm, &async);
+    ncclResult_t async = comm ? stateOf(comm) : ncclSuccess;
     done = r == CUDA_SUCCESS;
     int status = PIPE_RT_OK;
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
@@ -224,13 +404,20 @@ public:
     for (auto &[tag, link] : links)
       if (ncclComm_t comm = link.comm.exchange(nullptr))
         ncclCommAbort(comm);
-    return bootstrap->abortTransfers();
+    if (ncclComm_t comm = world.exchange(nullptr))
+      ncclCommAbort(comm);
+    return bootstrap ? bootstrap->abortTransfers() : true;
   }
 
   [[noreturn]] void abortJob(int exitCode) override {
     abortTransfers();
-    bootstrap->abortJob(exitCode);
-    std::_Exit(exitCode); // not reached: the bootstrap's never returns
+    if (bootstrap)
+      bootstrap->abortJob(exitCode); // never returns
+    // Without MPI the others stop at their watchdog (or their launcher
+    // ends them when this one exits).
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(exitCode);
   }
 
 private:
@@ -247,8 +434,30 @@ private:
     CUevent event = nullptr;
     uint64_t bytes = 0;
   };
-  /// Requests of this transport (the bootstrap's stay below it).
+  /// Messages launched together on the communicator of all ranks (one
+  /// group), and the event recorded once NCCL issued them.
+  struct Batch {
+    CUevent event = nullptr;
+    bool recorded = false;
+    ~Batch() {
+      if (event)
+        cuEventDestroy(event);
+    }
+  };
+  /// An agreement's or meeting's message without a bootstrap.
+  struct Message {
+    bool sending = false;
+    int channel = 0, peer = 0, tag = 0;
+    void *data = nullptr;
+    uint64_t bytes = 0;
+    std::vector<unsigned char> frame; // Frame + payload, in host memory
+    void *staging = nullptr;          // its copy on the GPU
+    std::shared_ptr<Batch> batch;     // null until launched
+  };
+  /// Requests of this transport (the bootstrap's stay below it), and of
+  /// its messages of all ranks.
   static constexpr uint64_t kOwn = uint64_t(1) << 63;
+  static constexpr uint64_t kMessage = uint64_t(1) << 62;
 
   std::string describe(const Posted &p) const {
     return format("NCCL %s of %llu bytes %s rank %d",
@@ -272,6 +481,71 @@ private:
     return nullptr;
   }
 
+  std::string lateRank(int peer, const char *what) const {
+    return format("rank %d did not %s within %g s: is rank %d stuck?", peer,
+                  what, watchdogSeconds, peer);
+  }
+
+  /// The link's communicator from its unique id (the sender is NCCL rank 0).
+  int initLink(LinkState &link, const ncclUniqueId &id,
+               const std::string &where, std::string &error) {
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclResult_t r =
+        ncclCommInitRankConfig(&comm, 2, id, link.sending ? 0 : 1, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = where + ": " + ncclFailure("ncclCommInitRankConfig", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    link.comm = comm;
+    if (int st = settle(comm, watchdogSeconds,
+                        lateRank(link.peerRank, "join the link"), error)) {
+      error = where + ": " + error;
+      abortTransfers();
+      return st;
+    }
+    return PIPE_RT_OK;
+  }
+
+  /// The link's communicator split from the one of all ranks (every rank
+  /// calls this for every link, in order; `link` null where this rank is
+  /// not on it).
+  int split(LinkState *link, bool sending, const Link &l,
+            const std::string &where, std::string &error) {
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclComm_t parent = world.load();
+    ncclResult_t r = parent
+                         ? ncclCommSplit(parent, link ? 0 : NCCL_SPLIT_NOCOLOR,
+                                         sending ? 0 : 1, &comm, &config)
+                         : ncclInvalidUsage;
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = (where.empty() ? std::string() : where + ": ") +
+              ncclFailure("ncclCommSplit", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    // The split is done when the parent's state says so; only then is
+    // `comm` set.
+    std::string late =
+        format("not every rank made the communicator of link %d -> %d "
+               "within %g s: is one stuck?",
+               l.fromDevice, l.toDevice, watchdogSeconds);
+    int st = settle(parent, watchdogSeconds, late, error);
+    if (!st && link && !comm) {
+      error = "ncclCommSplit gave no communicator";
+      st = PIPE_RT_DEVICE_ERROR;
+    }
+    if (!st && link) {
+      link->comm = comm;
+      st = settle(comm, watchdogSeconds, late, error);
+    }
+    if (st) {
+      error = (where.empty() ? std::string() : where + ": ") + error;
+      abortTransfers();
+    }
+    return st;
+  }
+
   /// An ncclSend or ncclRecv of `bytes` at `data` (device memory of the
   /// link's GPU) on the link's stream, and the event that completes it.
   int post(LinkState &link, void *data, uint64_t bytes, uint64_t &request,
@@ -285,10 +559,19 @@ private:
     ncclResult_t r =
         link.sending ? ncclSend(data, bytes, ncclUint8, 1, comm, link.stream)
                      : ncclRecv(data, bytes, ncclUint8, 0, comm, link.stream);
-    if (r != ncclSuccess) {
-      error = ncclFailure(link.sending ? "ncclSend" : "ncclRecv", r);
+    const char *call = link.sending ? "ncclSend" : "ncclRecv";
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure(call, r);
       return PIPE_RT_DEVICE_ERROR;
     }
+    // The event may be recorded once NCCL has issued the work (the link
+    // is connected, so this is short).
+    if (r == ncclInProgress)
+      if (int st = settle(comm, watchdogSeconds,
+                          lateRank(link.peerRank, "take the message"), error)) {
+        error = std::string(call) + ": " + error;
+        return st;
+      }
     Posted p{&link, nullptr, bytes};
     if (CUresult e = cuEventCreate(&p.event, CU_EVENT_DISABLE_TIMING))
       return error = driverError("cuEventCreate", e), PIPE_RT_DEVICE_ERROR;
@@ -312,17 +595,14 @@ private:
     }
     uint64_t request = 0;
     int st = post(link, byte, 1, request, error);
-    auto start = std::chrono::steady_clock::now();
+    auto start = Clock::now();
     while (st == PIPE_RT_OK) {
       bool done = false;
       st = test(request, done, error);
       if (done || st != PIPE_RT_OK)
         break;
-      if (std::chrono::steady_clock::now() - start >
-          std::chrono::duration<double>(watchdogSeconds)) {
-        error = format("rank %d did not connect within %g s: is rank %d "
-                       "stuck?",
-                       link.peerRank, watchdogSeconds, link.peerRank);
+      if (pastDeadline(start, watchdogSeconds)) {
+        error = lateRank(link.peerRank, "connect");
         st = PIPE_RT_TIMEOUT;
       }
     }
@@ -335,15 +615,223 @@ private:
     return PIPE_RT_OK;
   }
 
+  //===--------------------------------------------------------------------===//
+  // Agreements and meetings without a bootstrap
+  //===--------------------------------------------------------------------===//
+
+  /// Queues a message; the next test() of any launches every queued one in
+  /// one group (a device posts an exchange's sends and receives before
+  /// waiting, and NCCL needs them together).
+  int postMessage(bool sending, Channel channel, int peer, int tag, void *data,
+                  uint64_t bytes, uint64_t &request, std::string &error) {
+    if (peer < 0 || peer >= size() || peer == rank()) {
+      error = format("NCCL: no rank %d to exchange with", peer);
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    Message m;
+    m.sending = sending;
+    m.channel = int(channel);
+    m.peer = peer;
+    m.tag = tag;
+    m.data = data;
+    m.bytes = bytes;
+    m.frame.resize(sizeof(Frame) + bytes);
+    if (sending) {
+      Frame f;
+      f.channel = m.channel;
+      f.tag = tag;
+      f.bytes = bytes;
+      std::memcpy(m.frame.data(), &f, sizeof(f));
+      if (bytes)
+        std::memcpy(m.frame.data() + sizeof(f), data, bytes);
+    }
+    std::lock_guard<std::mutex> lock(messagesMu);
+    request = kOwn | kMessage | next++;
+    messages.emplace(request, std::move(m));
+    queued.push_back(request);
+    return PIPE_RT_OK;
+  }
+
+  /// Records the batch's event once NCCL issued its group (the
+  /// communicator's state is no longer in progress). Under messagesMu.
+  int recordWhenIssued(Batch &batch, std::string &error) {
+    if (batch.recorded)
+      return PIPE_RT_OK;
+    ncclComm_t comm = world.load();
+    ncclResult_t state = comm ? stateOf(comm) : ncclInvalidUsage;
+    if (state == ncclInProgress)
+      return PIPE_RT_OK;
+    if (state != ncclSuccess) {
+      error =
+          comm ? std::string("NCCL (all ranks): ") + ncclGetErrorString(state)
+               : "NCCL: the communicator was aborted by an earlier error";
+      return comm ? PIPE_RT_DEVICE_ERROR : PIPE_RT_ABORTED;
+    }
+    makeCurrent(*worldGpu);
+    if (CUresult r = cuEventRecord(batch.event, worldStream)) {
+      error = driverError("cuEventRecord", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    batch.recorded = true;
+    return PIPE_RT_OK;
+  }
+
+  /// Launches the queued messages as one group, once the last group was
+  /// issued (no NCCL call on a communicator before its last one is done).
+  /// Under messagesMu.
+  int launchQueued(std::string &error) {
+    if (queued.empty())
+      return PIPE_RT_OK;
+    if (lastBatch) {
+      if (int st = recordWhenIssued(*lastBatch, error))
+        return st;
+      if (!lastBatch->recorded)
+        return PIPE_RT_OK;
+    }
+    ncclComm_t comm = world.load();
+    if (!comm) {
+      error = "NCCL: the communicator was aborted by an earlier error";
+      return PIPE_RT_ABORTED;
+    }
+    makeCurrent(*worldGpu);
+    auto batch = std::make_shared<Batch>();
+    if (CUresult r = cuEventCreate(&batch->event, CU_EVENT_DISABLE_TIMING)) {
+      batch->event = nullptr;
+      error = driverError("cuEventCreate", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    for (uint64_t request : queued) {
+      Message &m = messages.at(request);
+      if (worldGpu->pool->alloc(m.frame.size(), &m.staging, error) !=
+          CUDA_SUCCESS) {
+        m.staging = nullptr;
+        return PIPE_RT_OUT_OF_MEMORY;
+      }
+      if (m.sending)
+        if (CUresult r = cuMemcpyHtoD(CUdeviceptr(m.staging), m.frame.data(),
+                                      m.frame.size())) {
+          error = driverError("cuMemcpyHtoD", r);
+          return PIPE_RT_DEVICE_ERROR;
+        }
+    }
+    ncclGroupStart();
+    for (uint64_t request : queued) {
+      Message &m = messages.at(request);
+      if (m.sending)
+        ncclSend(m.staging, m.frame.size(), ncclUint8, m.peer, comm,
+                 worldStream);
+      else
+        ncclRecv(m.staging, m.frame.size(), ncclUint8, m.peer, comm,
+                 worldStream);
+      m.batch = batch;
+    }
+    ncclResult_t r = ncclGroupEnd();
+    queued.clear();
+    lastBatch = batch;
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclGroupEnd (all ranks)", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    return recordWhenIssued(*batch, error);
+  }
+
+  int testMessage(uint64_t request, bool &done, std::string &error) {
+    done = false;
+    std::lock_guard<std::mutex> lock(messagesMu);
+    auto it = messages.find(request);
+    if (it == messages.end()) {
+      error = "NCCL: unknown request";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    Message &m = it->second;
+    int st = m.batch ? recordWhenIssued(*m.batch, error) : launchQueued(error);
+    if (st || !m.batch || !m.batch->recorded)
+      return failMessage(it, st, error);
+    makeCurrent(*worldGpu);
+    CUresult r = cuEventQuery(m.batch->event);
+    if (r == CUDA_ERROR_NOT_READY) {
+      ncclComm_t comm = world.load();
+      ncclResult_t state = comm ? stateOf(comm) : ncclSuccess;
+      if (!comm) {
+        error = "NCCL: the communicator was aborted";
+        return failMessage(it, PIPE_RT_ABORTED, error);
+      }
+      if (state != ncclSuccess && state != ncclInProgress) {
+        error = std::string("NCCL (all ranks): ") + ncclGetErrorString(state);
+        return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
+      }
+      return PIPE_RT_OK;
+    }
+    if (r != CUDA_SUCCESS) {
+      error = driverError("cuEventQuery", r);
+      return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
+    }
+    if (!m.sending) {
+      if (CUresult c = cuMemcpyDtoH(m.frame.data(), CUdeviceptr(m.staging),
+                                    m.frame.size())) {
+        error = driverError("cuMemcpyDtoH", c);
+        return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
+      }
+      Frame f;
+      std::memcpy(&f, m.frame.data(), sizeof(f));
+      if (f.magic != Frame().magic || f.channel != m.channel ||
+          f.tag != m.tag || f.bytes != m.bytes) {
+        error = format("rank %d sent %s message %d of %llu bytes where this "
+                       "rank waited for %s message %d of %llu bytes: the "
+                       "ranks issue their messages in different orders, which "
+                       "NCCL (no tags) cannot match; run under mpirun",
+                       m.peer, channelName(f.channel), f.tag,
+                       (unsigned long long)f.bytes, channelName(m.channel),
+                       m.tag, (unsigned long long)m.bytes);
+        return failMessage(it, PIPE_RT_SIZE_MISMATCH, error);
+      }
+      if (m.bytes)
+        std::memcpy(m.data, m.frame.data() + sizeof(f), m.bytes);
+    }
+    done = true;
+    worldGpu->pool->release(m.staging);
+    messages.erase(it);
+    return PIPE_RT_OK;
+  }
+
+  /// Ends message `it` after a failure (`st` != 0); NCCL may still write
+  /// its staging buffer, which stays allocated. Returns `st`.
+  int failMessage(std::map<uint64_t, Message>::iterator it, int st,
+                  std::string &error) {
+    if (!st)
+      return PIPE_RT_OK;
+    error = format("%s %s rank %d: ", it->second.sending ? "send" : "recv",
+                   it->second.sending ? "to" : "from", it->second.peer) +
+            error;
+    it->second.staging = nullptr;
+    messages.erase(it);
+    if (st == PIPE_RT_DEVICE_ERROR || st == PIPE_RT_SIZE_MISMATCH)
+      abortTransfers();
+    return st;
+  }
+
   pipe_rt_session *session;
+  /// MPI, or null (launched without it: `launch`).
   std::shared_ptr<Transport> bootstrap;
+  LaunchEnvironment launch;
   int devices = 0;
   /// By link tag; made by connect, then only read (each link's side is
   /// used by one device thread).
   std::map<int, LinkState> links;
   std::mutex mu;
   std::map<uint64_t, Posted> posted;
-  uint64_t next = 1;
+  std::atomic<uint64_t> next{1};
+
+  /// Without a bootstrap: the communicator of all ranks, its GPU and
+  /// stream, and the agreements' and meetings' messages over it.
+  Gpu *worldGpu = nullptr;
+  CUstream worldStream = nullptr;
+  std::atomic<ncclComm_t> world{nullptr};
+  std::mutex messagesMu;
+  std::map<uint64_t, Message> messages;
+  std::vector<uint64_t> queued;
+  /// The last group launched: the next one waits until NCCL issued it.
+  std::shared_ptr<Batch> lastBatch;
 };
 
 } // namespace
@@ -358,6 +846,23 @@ pipe_rt::createNcclTransport(pipe_rt_session *session,
     return nullptr;
   }
   return std::make_shared<NcclTransport>(session, std::move(bootstrap));
+}
+
+std::shared_ptr<Transport> pipe_rt::createNcclTransport(
+    pipe_rt_session *session, const LaunchEnvironment &launch,
+    const std::string &idFile, double watchdogSeconds, std::string &error) {
+  if (gpuOrdinalOf(session, 0) < 0) {
+    error = "the NCCL transport needs a session on GPUs "
+            "(pipe_rt_cuda_session_enable)";
+    return nullptr;
+  }
+  auto transport = std::make_shared<NcclTransport>(session, launch);
+  if (transport->startWorld(idFile, watchdogSeconds, error)) {
+    error =
+        format("rank %d (%s): ", launch.rank, launch.source.c_str()) + error;
+    return nullptr;
+  }
+  return transport;
 }
 
 #endif
