@@ -534,7 +534,7 @@ int pipe_rt::startExchangeEach(RunState &run, Exchange &x, std::string &error) {
     t.sentBytes += peer.outBytes;
     t.receivedBytes += peer.inBytes;
   }
-  return PIPE_RT_OK;
+  return t.flush(error);
 }
 
 int pipe_rt::finishExchange(RunState &run, Exchange &x, std::string &error) {

@@ -91,6 +91,12 @@ public:
   /// Sets `done` once the request completed (then it is freed); a receive
   /// of another size than posted is PIPE_RT_SIZE_MISMATCH.
   virtual int test(uint64_t request, bool &done, std::string &error) = 0;
+  /// Starts the messages posted so far on Channel::Meetings or Agreements.
+  /// A transport may hold them until then, or until the first test() of
+  /// one, to start them together (NCCL needs an exchange's sends and
+  /// receives in one group); the runtime calls it after posting an
+  /// exchange that it waits for later.
+  virtual int flush(std::string &error) { return PIPE_RT_OK; }
 
   /// Stops the messages in flight after a run failed (NCCL's kernels wait
   /// on the GPU for their peer until aborted; MPI's posted requests still

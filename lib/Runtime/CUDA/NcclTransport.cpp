@@ -91,6 +91,15 @@ bool pastDeadline(Clock::time_point start, double seconds) {
   return Clock::now() - start > std::chrono::duration<double>(seconds);
 }
 
+/// Between two polls of something that is usually done within
+/// microseconds (NCCL issuing a posted send): yield at first, then sleep.
+void backOff(Clock::time_point start) {
+  if (Clock::now() - start < std::chrono::milliseconds(2))
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
 /// A non-blocking communicator's state after its last call: ncclSuccess
 /// once that call's work is issued, ncclInProgress before, or an error.
 ncclResult_t stateOf(ncclComm_t comm) {
@@ -117,7 +126,7 @@ int settle(ncclComm_t comm, double seconds, const std::string &late,
       error = late;
       return PIPE_RT_TIMEOUT;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    backOff(start);
   }
 }
 
@@ -156,23 +165,34 @@ public:
       : session(session), launch(launch) {}
 
   ~NcclTransport() override {
+    // A communicator with work that may still wait for a peer, or in an
+    // error state, is aborted: destroying it would wait forever, or return
+    // early and leave NCCL's group open for the ones after it.
+    bool idle = posted.empty() && messages.empty();
+    auto end = [idle](ncclComm_t comm) {
+      if (!comm)
+        return;
+      if (idle && stateOf(comm) == ncclSuccess)
+        ncclCommDestroy(comm);
+      else
+        ncclCommAbort(comm);
+    };
+    for (auto &[tag, link] : links)
+      end(link.comm.exchange(nullptr));
+    end(world.exchange(nullptr));
+    // Nothing runs on the GPUs for them any more.
     for (auto &[request, p] : posted)
       cuEventDestroy(p.event);
     for (auto &[request, m] : messages)
       if (m.staging)
         worldGpu->pool->release(m.staging);
-    for (auto &[tag, link] : links) {
-      if (ncclComm_t comm = link.comm.load())
-        ncclCommDestroy(comm);
+    messages.clear(); // their batches' events
+    lastBatch.reset();
+    for (auto &[tag, link] : links)
       if (link.stream) {
         makeCurrent(*link.gpu);
         cuStreamDestroy(link.stream);
       }
-    }
-    messages.clear(); // their batches' events
-    lastBatch.reset();
-    if (ncclComm_t comm = world.load())
-      ncclCommDestroy(comm);
     if (worldStream) {
       makeCurrent(*worldGpu);
       cuStreamDestroy(worldStream);
@@ -257,37 +277,18 @@ public:
   int connect(const std::vector<Link> &all, const std::vector<int> &placeOnHost,
               std::string &error) override {
     devices = int(placeOnHost.size());
-    std::vector<ncclUniqueId> ids;
-    if (bootstrap) {
-      // Every link's id first (collective), then this rank's communicators
-      // in the links' order.
-      ids.resize(all.size());
-      for (size_t i = 0; i < all.size(); ++i) {
-        if (all[i].fromRank == rank())
-          if (ncclResult_t r = ncclGetUniqueId(&ids[i])) {
-            error = ncclFailure("ncclGetUniqueId", r);
-            return PIPE_RT_DEVICE_ERROR;
-          }
-        if (int st = agreeOn(*this, all[i].fromRank, &ids[i], sizeof(ids[i]),
-                             "the NCCL unique ids", error))
-          return st;
-      }
-    }
+    // This rank's links and their GPUs, checked before any collective call
+    // (an error in the middle would leave the other ranks waiting).
     std::map<int, int> ordinals; // this rank's devices with links -> GPU
+    std::vector<Gpu *> gpus(all.size(), nullptr);
     for (size_t i = 0; i < all.size(); ++i) {
       const Link &l = all[i];
-      bool sending = l.fromRank == rank(), receiving = l.toRank == rank();
-      if (!sending && !receiving) {
-        // Splitting is collective over every rank of the parent.
-        if (!bootstrap)
-          if (int st = split(nullptr, false, l, "", error))
-            return st;
+      if (l.fromRank != rank() && l.toRank != rank())
         continue;
-      }
-      int device = sending ? l.fromDevice : l.toDevice;
+      int device = l.fromRank == rank() ? l.fromDevice : l.toDevice;
       int ordinal = gpuOrdinalOf(session, placeOnHost[size_t(device)]);
-      Gpu *g = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
-      if (!g) {
+      gpus[i] = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
+      if (!gpus[i]) {
         error = format("device %d: ", device) +
                 (ordinal < 0 ? std::string("the session does not run on GPUs")
                              : error);
@@ -304,7 +305,7 @@ public:
           return PIPE_RT_INVALID_ARGUMENT;
         }
       // A link split from the communicator of all ranks is on its GPU.
-      if (!bootstrap && g != worldGpu) {
+      if (!bootstrap && gpus[i] != worldGpu) {
         error = format("device %d is on GPU %d, not on the rank's GPU %d: "
                        "without MPI each rank runs one device (launch one "
                        "process per device)",
@@ -312,15 +313,43 @@ public:
         return PIPE_RT_INVALID_ARGUMENT;
       }
       ordinals[device] = ordinal;
+    }
+    std::vector<ncclUniqueId> ids;
+    if (bootstrap) {
+      // Every link's id first (collective), then this rank's communicators
+      // in the links' order.
+      ids.resize(all.size());
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i].fromRank == rank())
+          if (ncclResult_t r = ncclGetUniqueId(&ids[i])) {
+            error = ncclFailure("ncclGetUniqueId", r);
+            return PIPE_RT_DEVICE_ERROR;
+          }
+        if (int st = agreeOn(*this, all[i].fromRank, &ids[i], sizeof(ids[i]),
+                             "the NCCL unique ids", error))
+          return st;
+      }
+    }
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Link &l = all[i];
+      bool sending = l.fromRank == rank();
+      if (!gpus[i]) {
+        // Splitting is collective over every rank of the parent.
+        if (!bootstrap)
+          if (int st = split(nullptr, false, l, "", error))
+            return st;
+        continue;
+      }
+      int device = sending ? l.fromDevice : l.toDevice;
       LinkState &link =
           links[transferLinkTag(l.fromDevice, l.toDevice, devices)];
-      link.gpu = g;
+      link.gpu = gpus[i];
       link.peerRank = sending ? l.toRank : l.fromRank;
       link.sending = sending;
       std::string where =
           format("device %d (GPU %d), link %d -> %d with rank %d", device,
-                 ordinal, l.fromDevice, l.toDevice, link.peerRank);
-      makeCurrent(*g);
+                 link.gpu->ordinal, l.fromDevice, l.toDevice, link.peerRank);
+      makeCurrent(*link.gpu);
       if (CUresult r = cuStreamCreate(&link.stream, CU_STREAM_NON_BLOCKING)) {
         error = where + ": " + driverError("cuStreamCreate", r);
         return PIPE_RT_DEVICE_ERROR;
@@ -362,8 +391,12 @@ public:
   }
 
   int test(uint64_t request, bool &done, std::string &error) override {
-    if (!(request & kOwn))
-      return bootstrap->test(request, done, error);
+    if (!(request & kOwn)) {
+      if (bootstrap)
+        return bootstrap->test(request, done, error);
+      error = "NCCL: unknown request";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
     if (request & kMessage)
       return testMessage(request, done, error);
     std::unique_lock<std::mutex> lock(mu);
@@ -390,13 +423,13 @@ public:
       error = describe(p) + ": " + ncclGetErrorString(async);
       status = PIPE_RT_DEVICE_ERROR;
     }
-    if (done || status != PIPE_RT_OK) {
+    // After a failure the event stays: the run's end aborts every
+    // communicator (abortTransfers, once no device thread uses them).
+    if (done) {
       cuEventDestroy(p.event);
       lock.lock();
       posted.erase(request);
     }
-    if (status == PIPE_RT_DEVICE_ERROR)
-      abortTransfers();
     return status;
   }
 
@@ -540,6 +573,11 @@ private:
       st = settle(comm, watchdogSeconds, late, error);
     }
     if (st) {
+      // A failed split may still have made one: abort it with the others.
+      if (link)
+        link->comm = comm;
+      else if (comm)
+        ncclCommAbort(comm);
       error = (where.empty() ? std::string() : where + ": ") + error;
       abortTransfers();
     }
@@ -567,8 +605,10 @@ private:
     // The event may be recorded once NCCL has issued the work (the link
     // is connected, so this is short).
     if (r == ncclInProgress)
-      if (int st = settle(comm, watchdogSeconds,
-                          lateRank(link.peerRank, "take the message"), error)) {
+      if (int st = settle(
+              comm, watchdogSeconds,
+              format("NCCL did not issue it within %g s", watchdogSeconds),
+              error)) {
         error = std::string(call) + ": " + error;
         return st;
       }
@@ -605,6 +645,7 @@ private:
         error = lateRank(link.peerRank, "connect");
         st = PIPE_RT_TIMEOUT;
       }
+      backOff(start);
     }
     if (st != PIPE_RT_OK) {
       error = where + ": " + error;
@@ -619,9 +660,9 @@ private:
   // Agreements and meetings without a bootstrap
   //===--------------------------------------------------------------------===//
 
-  /// Queues a message; the next test() of any launches every queued one in
-  /// one group (a device posts an exchange's sends and receives before
-  /// waiting, and NCCL needs them together).
+  /// Queues a message; flush() (or the first test() of a queued one)
+  /// launches every queued one in one group: a device posts an exchange's
+  /// sends and receives before it waits, and NCCL needs them together.
   int postMessage(bool sending, Channel channel, int peer, int tag, void *data,
                   uint64_t bytes, uint64_t &request, std::string &error) {
     if (peer < 0 || peer >= size() || peer == rank()) {
@@ -646,10 +687,21 @@ private:
         std::memcpy(m.frame.data() + sizeof(f), data, bytes);
     }
     std::lock_guard<std::mutex> lock(messagesMu);
+    if (!broken.empty()) {
+      error = broken;
+      return PIPE_RT_ABORTED;
+    }
     request = kOwn | kMessage | next++;
     messages.emplace(request, std::move(m));
     queued.push_back(request);
     return PIPE_RT_OK;
+  }
+
+  int flush(std::string &error) override {
+    if (bootstrap)
+      return bootstrap->flush(error);
+    std::lock_guard<std::mutex> lock(messagesMu);
+    return launchQueued(error);
   }
 
   /// Records the batch's event once NCCL issued its group (the
@@ -661,25 +713,26 @@ private:
     ncclResult_t state = comm ? stateOf(comm) : ncclInvalidUsage;
     if (state == ncclInProgress)
       return PIPE_RT_OK;
-    if (state != ncclSuccess) {
-      error =
-          comm ? std::string("NCCL (all ranks): ") + ncclGetErrorString(state)
-               : "NCCL: the communicator was aborted by an earlier error";
-      return comm ? PIPE_RT_DEVICE_ERROR : PIPE_RT_ABORTED;
-    }
+    if (state != ncclSuccess)
+      return breakMessages(comm ? std::string("NCCL (all ranks): ") +
+                                      ncclGetErrorString(state)
+                                : "NCCL: the communicator was aborted",
+                           error);
     makeCurrent(*worldGpu);
-    if (CUresult r = cuEventRecord(batch.event, worldStream)) {
-      error = driverError("cuEventRecord", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
+    if (CUresult r = cuEventRecord(batch.event, worldStream))
+      return breakMessages(driverError("cuEventRecord", r), error);
     batch.recorded = true;
     return PIPE_RT_OK;
   }
 
-  /// Launches the queued messages as one group, once the last group was
-  /// issued (no NCCL call on a communicator before its last one is done).
+  /// Launches the queued messages as one group, once NCCL issued the last
+  /// group (no NCCL call on a communicator before its last one is done).
   /// Under messagesMu.
   int launchQueued(std::string &error) {
+    if (!broken.empty()) {
+      error = broken;
+      return PIPE_RT_ABORTED;
+    }
     if (queued.empty())
       return PIPE_RT_OK;
     if (lastBatch) {
@@ -689,30 +742,29 @@ private:
         return PIPE_RT_OK;
     }
     ncclComm_t comm = world.load();
-    if (!comm) {
-      error = "NCCL: the communicator was aborted by an earlier error";
-      return PIPE_RT_ABORTED;
-    }
+    if (!comm)
+      return breakMessages("NCCL: the communicator was aborted", error);
     makeCurrent(*worldGpu);
     auto batch = std::make_shared<Batch>();
     if (CUresult r = cuEventCreate(&batch->event, CU_EVENT_DISABLE_TIMING)) {
       batch->event = nullptr;
-      error = driverError("cuEventCreate", r);
-      return PIPE_RT_DEVICE_ERROR;
+      return breakMessages(driverError("cuEventCreate", r), error);
     }
     for (uint64_t request : queued) {
       Message &m = messages.at(request);
-      if (worldGpu->pool->alloc(m.frame.size(), &m.staging, error) !=
+      std::string why;
+      if (worldGpu->pool->alloc(m.frame.size(), &m.staging, why) !=
           CUDA_SUCCESS) {
         m.staging = nullptr;
-        return PIPE_RT_OUT_OF_MEMORY;
+        return breakMessages(why, error);
       }
+      // Ordered before the send on the stream; the frame stays in place
+      // until the message is done.
       if (m.sending)
-        if (CUresult r = cuMemcpyHtoD(CUdeviceptr(m.staging), m.frame.data(),
-                                      m.frame.size())) {
-          error = driverError("cuMemcpyHtoD", r);
-          return PIPE_RT_DEVICE_ERROR;
-        }
+        if (CUresult r =
+                cuMemcpyHtoDAsync(CUdeviceptr(m.staging), m.frame.data(),
+                                  m.frame.size(), worldStream))
+          return breakMessages(driverError("cuMemcpyHtoDAsync", r), error);
     }
     ncclGroupStart();
     for (uint64_t request : queued) {
@@ -728,10 +780,8 @@ private:
     ncclResult_t r = ncclGroupEnd();
     queued.clear();
     lastBatch = batch;
-    if (r != ncclSuccess && r != ncclInProgress) {
-      error = ncclFailure("ncclGroupEnd (all ranks)", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
+    if (r != ncclSuccess && r != ncclInProgress)
+      return breakMessages(ncclFailure("ncclGroupEnd (all ranks)", r), error);
     return recordWhenIssued(*batch, error);
   }
 
@@ -746,44 +796,42 @@ private:
     Message &m = it->second;
     int st = m.batch ? recordWhenIssued(*m.batch, error) : launchQueued(error);
     if (st || !m.batch || !m.batch->recorded)
-      return failMessage(it, st, error);
+      return failed(m, st, error);
     makeCurrent(*worldGpu);
     CUresult r = cuEventQuery(m.batch->event);
     if (r == CUDA_ERROR_NOT_READY) {
       ncclComm_t comm = world.load();
-      ncclResult_t state = comm ? stateOf(comm) : ncclSuccess;
-      if (!comm) {
-        error = "NCCL: the communicator was aborted";
-        return failMessage(it, PIPE_RT_ABORTED, error);
-      }
-      if (state != ncclSuccess && state != ncclInProgress) {
-        error = std::string("NCCL (all ranks): ") + ncclGetErrorString(state);
-        return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
-      }
+      ncclResult_t state = comm ? stateOf(comm) : ncclInvalidUsage;
+      if (state != ncclSuccess && state != ncclInProgress)
+        return failed(m,
+                      breakMessages(comm ? std::string("NCCL (all ranks): ") +
+                                               ncclGetErrorString(state)
+                                         : "NCCL: the communicator was aborted",
+                                    error),
+                      error);
       return PIPE_RT_OK;
     }
-    if (r != CUDA_SUCCESS) {
-      error = driverError("cuEventQuery", r);
-      return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
-    }
+    if (r != CUDA_SUCCESS)
+      return failed(m, breakMessages(driverError("cuEventQuery", r), error),
+                    error);
     if (!m.sending) {
       if (CUresult c = cuMemcpyDtoH(m.frame.data(), CUdeviceptr(m.staging),
-                                    m.frame.size())) {
-        error = driverError("cuMemcpyDtoH", c);
-        return failMessage(it, PIPE_RT_DEVICE_ERROR, error);
-      }
+                                    m.frame.size()))
+        return failed(m, breakMessages(driverError("cuMemcpyDtoH", c), error),
+                      error);
       Frame f;
       std::memcpy(&f, m.frame.data(), sizeof(f));
       if (f.magic != Frame().magic || f.channel != m.channel ||
           f.tag != m.tag || f.bytes != m.bytes) {
-        error = format("rank %d sent %s message %d of %llu bytes where this "
-                       "rank waited for %s message %d of %llu bytes: the "
-                       "ranks issue their messages in different orders, which "
-                       "NCCL (no tags) cannot match; run under mpirun",
-                       m.peer, channelName(f.channel), f.tag,
-                       (unsigned long long)f.bytes, channelName(m.channel),
-                       m.tag, (unsigned long long)m.bytes);
-        return failMessage(it, PIPE_RT_SIZE_MISMATCH, error);
+        std::string what = format(
+            "rank %d sent %s message %d of %llu bytes where this rank waited "
+            "for %s message %d of %llu bytes: the ranks issue their messages "
+            "in different orders, which NCCL (no tags) cannot match; run "
+            "under mpirun",
+            m.peer, channelName(f.channel), f.tag, (unsigned long long)f.bytes,
+            channelName(m.channel), m.tag, (unsigned long long)m.bytes);
+        breakMessages(what, error);
+        return failed(m, PIPE_RT_SIZE_MISMATCH, error);
       }
       if (m.bytes)
         std::memcpy(m.data, m.frame.data() + sizeof(f), m.bytes);
@@ -794,19 +842,23 @@ private:
     return PIPE_RT_OK;
   }
 
-  /// Ends message `it` after a failure (`st` != 0); NCCL may still write
-  /// its staging buffer, which stays allocated. Returns `st`.
-  int failMessage(std::map<uint64_t, Message>::iterator it, int st,
-                  std::string &error) {
-    if (!st)
-      return PIPE_RT_OK;
-    error = format("%s %s rank %d: ", it->second.sending ? "send" : "recv",
-                   it->second.sending ? "to" : "from", it->second.peer) +
-            error;
-    it->second.staging = nullptr;
-    messages.erase(it);
-    if (st == PIPE_RT_DEVICE_ERROR || st == PIPE_RT_SIZE_MISMATCH)
-      abortTransfers();
+  /// Every later message fails with `why` (the communicator of all ranks is
+  /// in an unknown state; the run's end aborts it). Returns
+  /// PIPE_RT_DEVICE_ERROR with `error`. Under messagesMu.
+  int breakMessages(const std::string &why, std::string &error) {
+    if (broken.empty())
+      broken = why;
+    error = why;
+    return PIPE_RT_DEVICE_ERROR;
+  }
+
+  /// `st` with `error` naming message `m`'s peer, where `st` is a failure.
+  /// The message stays (NCCL may still use its buffers until aborted).
+  int failed(const Message &m, int st, std::string &error) const {
+    if (st)
+      error = format("%s %s rank %d: ", m.sending ? "send" : "recv",
+                     m.sending ? "to" : "from", m.peer) +
+              error;
     return st;
   }
 
@@ -830,9 +882,37 @@ private:
   std::mutex messagesMu;
   std::map<uint64_t, Message> messages;
   std::vector<uint64_t> queued;
+  /// Why the messages of all ranks failed (empty while they work).
+  std::string broken;
   /// The last group launched: the next one waits until NCCL issued it.
   std::shared_ptr<Batch> lastBatch;
 };
+
+/// Whether NCCL's environment lets the transport work (`overBootstrap`:
+/// with MPI), and on GPUs.
+bool usable(pipe_rt_session *session, bool overBootstrap, std::string &error) {
+  if (gpuOrdinalOf(session, 0) < 0) {
+    error = "the NCCL transport needs a session on GPUs "
+            "(pipe_rt_cuda_session_enable)";
+    return false;
+  }
+  // It would make every communicator blocking: no watchdog while one is
+  // made or a peer connects.
+  const char *blocking = std::getenv("NCCL_COMM_BLOCKING");
+  if (blocking && std::strcmp(blocking, "0") != 0) {
+    error = "NCCL_COMM_BLOCKING is set: the runtime needs NCCL's "
+            "non-blocking communicators to watch for stuck ranks (unset it)";
+    return false;
+  }
+  // It would give every link's communicator the same address.
+  if (overBootstrap && std::getenv("NCCL_COMM_ID")) {
+    error = "NCCL_COMM_ID is set: it serves runs without MPI (docs/"
+            "distributed.md, \"NCCL without MPI\"); under mpirun the links' "
+            "ids go over MPI (unset it)";
+    return false;
+  }
+  return true;
+}
 
 } // namespace
 
@@ -840,22 +920,16 @@ std::shared_ptr<Transport>
 pipe_rt::createNcclTransport(pipe_rt_session *session,
                              std::shared_ptr<Transport> bootstrap,
                              std::string &error) {
-  if (gpuOrdinalOf(session, 0) < 0) {
-    error = "the NCCL transport needs a session on GPUs "
-            "(pipe_rt_cuda_session_enable)";
+  if (!usable(session, true, error))
     return nullptr;
-  }
   return std::make_shared<NcclTransport>(session, std::move(bootstrap));
 }
 
 std::shared_ptr<Transport> pipe_rt::createNcclTransport(
     pipe_rt_session *session, const LaunchEnvironment &launch,
     const std::string &idFile, double watchdogSeconds, std::string &error) {
-  if (gpuOrdinalOf(session, 0) < 0) {
-    error = "the NCCL transport needs a session on GPUs "
-            "(pipe_rt_cuda_session_enable)";
+  if (!usable(session, false, error))
     return nullptr;
-  }
   auto transport = std::make_shared<NcclTransport>(session, launch);
   if (transport->startWorld(idFile, watchdogSeconds, error)) {
     error =
