@@ -41,7 +41,9 @@ bool parseCount(const char *name, const char *text, long lowest, int &out,
   char *end = nullptr;
   errno = 0;
   long v = std::strtol(text, &end, 10);
-  if (!*text || *end || errno || v < lowest || v > INT_MAX) {
+  // Digits only: strtol would also take a sign and leading blanks.
+  if (*text < '0' || *text > '9' || *end || errno || v < lowest ||
+      v > INT_MAX) {
     error = format("%s='%s' is not %s", name, text,
                    lowest ? "a count from 1" : "a number from 0");
     return false;

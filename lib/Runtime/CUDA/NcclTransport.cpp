@@ -180,12 +180,19 @@ public:
     for (auto &[tag, link] : links)
       end(link.comm.exchange(nullptr));
     end(world.exchange(nullptr));
-    // Nothing runs on the GPUs for them any more.
+    // Nothing runs on the GPUs for them any more; a copy queued by a
+    // failed launch may still.
+    if (worldStream) {
+      makeCurrent(*worldGpu);
+      cuStreamSynchronize(worldStream);
+    }
     for (auto &[request, p] : posted)
       cuEventDestroy(p.event);
-    for (auto &[request, m] : messages)
+    for (auto &[request, m] : messages) {
       if (m.staging)
         worldGpu->pool->release(m.staging);
+      releaseFrame(m);
+    }
     messages.clear(); // their batches' events
     lastBatch.reset();
     for (auto &[tag, link] : links)
@@ -247,21 +254,7 @@ public:
       if (int st = shareThroughFile(idFile, launch.rank == 0, &id, sizeof(id),
                                     seconds, error))
         return st;
-    ncclConfig_t config = nonBlocking();
-    ncclComm_t comm = nullptr;
-    ncclResult_t r =
-        ncclCommInitRankConfig(&comm, launch.size, id, launch.rank, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
-      error = ncclFailure("ncclCommInitRankConfig", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
-    world = comm;
-    int st = settle(
-        comm, seconds,
-        format("not every one of the %d ranks joined within %g s: is one "
-               "stuck, or did it not start?",
-               launch.size, seconds),
-        error);
+    int st = joinWorld(id, seconds, error);
     // Every rank read the file once all joined; a failed start leaves
     // nothing behind either.
     if (!everyRankMakesIt && launch.rank == 0)
@@ -272,6 +265,24 @@ public:
       abortTransfers();
     }
     return st;
+  }
+
+  /// The communicator of all ranks from `id`, waited for up to `seconds`.
+  int joinWorld(const ncclUniqueId &id, double seconds, std::string &error) {
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclResult_t r =
+        ncclCommInitRankConfig(&comm, launch.size, id, launch.rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclCommInitRankConfig", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    world = comm;
+    return settle(comm, seconds,
+                  format("not every one of the %d ranks joined within %g s: "
+                         "is one stuck, or did it not start?",
+                         launch.size, seconds),
+                  error);
   }
 
   int connect(const std::vector<Link> &all, const std::vector<int> &placeOnHost,
@@ -483,7 +494,10 @@ private:
     int channel = 0, peer = 0, tag = 0;
     void *data = nullptr;
     uint64_t bytes = 0;
-    std::vector<unsigned char> frame; // Frame + payload, in host memory
+    /// Frame + payload, in page-locked host memory: a copy from pageable
+    /// memory may wait for the stream, behind kernels waiting for a peer.
+    unsigned char *frame = nullptr;
+    uint64_t frameBytes = 0;
     void *staging = nullptr;          // its copy on the GPU
     std::shared_ptr<Batch> batch;     // null until launched
   };
@@ -573,13 +587,13 @@ private:
       st = settle(comm, watchdogSeconds, late, error);
     }
     if (st) {
-      // A failed split may still have made one: abort it with the others.
-      if (link)
-        link->comm = comm;
-      else if (comm)
+      // Aborting the parent ends the split, which may then still write a
+      // half-made communicator into `comm`: abort that one after.
+      bool inLink = comm && link && link->comm.load() == comm;
+      abortTransfers(); // the link's too
+      if (comm && !inLink)
         ncclCommAbort(comm);
       error = (where.empty() ? std::string() : where + ": ") + error;
-      abortTransfers();
     }
     return st;
   }
@@ -676,15 +690,20 @@ private:
     m.tag = tag;
     m.data = data;
     m.bytes = bytes;
-    m.frame.resize(sizeof(Frame) + bytes);
+    m.frameBytes = sizeof(Frame) + bytes;
+    Pool *pinned = hostPool(error);
+    void *frame = nullptr;
+    if (!pinned || pinned->alloc(m.frameBytes, &frame, error) != CUDA_SUCCESS)
+      return PIPE_RT_OUT_OF_MEMORY;
+    m.frame = static_cast<unsigned char *>(frame);
     if (sending) {
       Frame f;
       f.channel = m.channel;
       f.tag = tag;
       f.bytes = bytes;
-      std::memcpy(m.frame.data(), &f, sizeof(f));
+      std::memcpy(m.frame, &f, sizeof(f));
       if (bytes)
-        std::memcpy(m.frame.data() + sizeof(f), data, bytes);
+        std::memcpy(m.frame + sizeof(f), data, bytes);
     }
     std::lock_guard<std::mutex> lock(messagesMu);
     if (!broken.empty()) {
@@ -753,7 +772,7 @@ private:
     for (uint64_t request : queued) {
       Message &m = messages.at(request);
       std::string why;
-      if (worldGpu->pool->alloc(m.frame.size(), &m.staging, why) !=
+      if (worldGpu->pool->alloc(m.frameBytes, &m.staging, why) !=
           CUDA_SUCCESS) {
         m.staging = nullptr;
         return breakMessages(why, error);
@@ -761,20 +780,17 @@ private:
       // Ordered before the send on the stream; the frame stays in place
       // until the message is done.
       if (m.sending)
-        if (CUresult r =
-                cuMemcpyHtoDAsync(CUdeviceptr(m.staging), m.frame.data(),
-                                  m.frame.size(), worldStream))
+        if (CUresult r = cuMemcpyHtoDAsync(CUdeviceptr(m.staging), m.frame,
+                                           m.frameBytes, worldStream))
           return breakMessages(driverError("cuMemcpyHtoDAsync", r), error);
     }
     ncclGroupStart();
     for (uint64_t request : queued) {
       Message &m = messages.at(request);
       if (m.sending)
-        ncclSend(m.staging, m.frame.size(), ncclUint8, m.peer, comm,
-                 worldStream);
+        ncclSend(m.staging, m.frameBytes, ncclUint8, m.peer, comm, worldStream);
       else
-        ncclRecv(m.staging, m.frame.size(), ncclUint8, m.peer, comm,
-                 worldStream);
+        ncclRecv(m.staging, m.frameBytes, ncclUint8, m.peer, comm, worldStream);
       m.batch = batch;
     }
     ncclResult_t r = ncclGroupEnd();
@@ -794,7 +810,11 @@ private:
       return PIPE_RT_INVALID_ARGUMENT;
     }
     Message &m = it->second;
-    int st = m.batch ? recordWhenIssued(*m.batch, error) : launchQueued(error);
+    // Whatever waits here, what was queued behind an earlier group goes as
+    // soon as NCCL issued that one.
+    int st = m.batch ? recordWhenIssued(*m.batch, error) : PIPE_RT_OK;
+    if (!st && !queued.empty())
+      st = launchQueued(error);
     if (st || !m.batch || !m.batch->recorded)
       return failed(m, st, error);
     makeCurrent(*worldGpu);
@@ -815,12 +835,12 @@ private:
       return failed(m, breakMessages(driverError("cuEventQuery", r), error),
                     error);
     if (!m.sending) {
-      if (CUresult c = cuMemcpyDtoH(m.frame.data(), CUdeviceptr(m.staging),
-                                    m.frame.size()))
+      if (CUresult c =
+              cuMemcpyDtoH(m.frame, CUdeviceptr(m.staging), m.frameBytes))
         return failed(m, breakMessages(driverError("cuMemcpyDtoH", c), error),
                       error);
       Frame f;
-      std::memcpy(&f, m.frame.data(), sizeof(f));
+      std::memcpy(&f, m.frame, sizeof(f));
       if (f.magic != Frame().magic || f.channel != m.channel ||
           f.tag != m.tag || f.bytes != m.bytes) {
         std::string what = format(
@@ -834,12 +854,20 @@ private:
         return failed(m, PIPE_RT_SIZE_MISMATCH, error);
       }
       if (m.bytes)
-        std::memcpy(m.data, m.frame.data() + sizeof(f), m.bytes);
+        std::memcpy(m.data, m.frame + sizeof(f), m.bytes);
     }
     done = true;
     worldGpu->pool->release(m.staging);
+    releaseFrame(m);
     messages.erase(it);
     return PIPE_RT_OK;
+  }
+
+  static void releaseFrame(Message &m) {
+    std::string ignored;
+    if (Pool *pinned = m.frame ? hostPool(ignored) : nullptr)
+      pinned->release(m.frame);
+    m.frame = nullptr;
   }
 
   /// Every later message fails with `why` (the communicator of all ranks is

@@ -108,6 +108,8 @@ TEST(LaunchEnvironment, MalformedValuesNameTheVariable) {
       {{{"RANK", "x"}, {"WORLD_SIZE", "2"}}, "RANK='x' is not a number"},
       {{{"RANK", "-1"}, {"WORLD_SIZE", "2"}}, "RANK='-1' is not a number"},
       {{{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE='0' is not a count"},
+      {{{"RANK", "+1"}, {"WORLD_SIZE", "2"}}, "RANK='+1' is not a number"},
+      {{{"RANK", " 1"}, {"WORLD_SIZE", "2"}}, "RANK=' 1' is not a number"},
       {{{"RANK", "0"}, {"WORLD_SIZE", "99999999999"}},
        "WORLD_SIZE='99999999999' is not a count"},
       {{{"RANK", "2"}, {"WORLD_SIZE", "2"}},
