@@ -202,10 +202,10 @@ TEST(NcclIdSource, OneRankOrNcclCommIdNeedsNoFile) {
   EXPECT_TRUE(ncclIdSource(two, commId, file, error));
   EXPECT_EQ(file, "");
   auto idFile = [](const char *name) -> const char * {
-    return std::string(name) == "PIPE_NCCL_ID_FILE" ? "/shared/id" : nullptr;
+    return std::string(name) == "PIPE_NCCL_ID_FILE" ? "shared/run.id" : nullptr;
   };
   EXPECT_TRUE(ncclIdSource(two, idFile, file, error));
-  EXPECT_EQ(file, "/shared/id");
+  EXPECT_EQ(file, "shared/run.id");
   EXPECT_FALSE(ncclIdSource(two, none, file, error));
   EXPECT_NE(error.find("2 ranks (RANK/WORLD_SIZE/LOCAL_RANK) need NCCL's "
                        "unique id: set NCCL_COMM_ID=HOST:PORT"),
