@@ -15,6 +15,8 @@
 #include "Executor.h"
 #include "Format.h"
 
+#include "pipe/Runtime/Comm.h"
+
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -474,6 +476,44 @@ bool pipe_rt::transportCarriesDeviceBuffers(const RunState &run) {
          run.ranks.transport->carriesDeviceMemory(run.memory.backend());
 }
 
+bool pipe_rt::transportReducesBuckets(const RunState &run, int dtype) {
+  const RankMap &ranks = run.ranks;
+  return ranks.transport && ranks.replicas > 1 && ranks.replicasPerRank == 1 &&
+         run.localReplicas == 1 && !run.memory->hostAccessible() &&
+         ranks.transport->reducesBuckets(run.memory.backend(), dtype);
+}
+
+int pipe_rt::startReplicaReduce(RunState &run, int device, void *data,
+                                uint64_t count, int dtype, uint64_t &request,
+                                std::string &error) {
+  Transport &t = *run.ranks.transport;
+  int st = t.allReduce(run.programDevice(device), data, count, dtype, request,
+                       error);
+  if (!st) {
+    t.sentBytes += count * (dtype == PIPE_RT_DTYPE_F64 ? 8 : 4);
+    ++t.allReduces;
+  }
+  return st;
+}
+
+int pipe_rt::finishReplicaReduce(RunState &run, int device, uint64_t request,
+                                 std::string &error) {
+  const RankMap &ranks = run.ranks;
+  int programDevice = run.programDevice(device);
+  std::string others;
+  for (int q = 0; q < ranks.replicas; ++q)
+    if (q != ranks.replica())
+      others += (others.empty() ? "" : ", ") +
+                std::to_string(ranks.rankOf(programDevice, q));
+  double watchdog = run.session->options.watchdog_seconds;
+  std::vector<uint64_t> one{request};
+  return waitAll(*ranks.transport, one, watchdog, run.failed,
+                 format("the replicas of device %d did not join the "
+                        "all-reduce within %g s: is one of ranks %s stuck?",
+                        programDevice, watchdog, others.c_str()),
+                 error);
+}
+
 std::unique_ptr<Communicator> pipe_rt::rankCommunicator(
     const RankMap &ranks, const Manifest &m, const ScheduleInfo &sched,
     std::unique_ptr<Communicator> local, double watchdogSeconds,
@@ -759,11 +799,21 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
   for (const ScheduleInfo &sched : session->manifest.schedules)
     if (!checkScheduleFitsRanks(session->manifest, sched, ranks, error))
       return PIPE_RT_INVALID_ARGUMENT;
-  if (int st = transport->connect(
-          crossRankLinks(session->manifest, ranks),
-          placesOnHost(ranks, programDevices(session), programDevices(session)),
-          error))
+  std::vector<int> places =
+      placesOnHost(ranks, programDevices(session), programDevices(session));
+  if (int st = transport->connect(crossRankLinks(session->manifest, ranks),
+                                  places, error))
     return st;
+  // The groups of each device's replicas, for a transport that sums the
+  // buckets itself.
+  if (ranks.replicas > 1 && ranks.replicasPerRank == 1) {
+    std::vector<std::vector<int>> groups(size_t(programDevices(session)));
+    for (size_t d = 0; d < groups.size(); ++d)
+      for (int q = 0; q < ranks.replicas; ++q)
+        groups[d].push_back(ranks.rankOf(int(d), q));
+    if (int st = transport->connectReplicas(groups, places, error))
+      return st;
+  }
   session->ranks = std::move(ranks);
   // The rank runs only its own devices: the host optimizer's default share
   // of the cores follows.

@@ -55,6 +55,18 @@ bool checkScheduleFitsRanks(const Manifest &m, const ScheduleInfo &sched,
 /// memory.
 bool transportCarriesDeviceBuffers(const RunState &run);
 
+/// Whether `run`'s data-parallel buckets of `dtype` are summed by the
+/// transport on the devices' memory (Transport::reducesBuckets): replicas
+/// on other ranks, one per rank, and device memory the host cannot address.
+bool transportReducesBuckets(const RunState &run, int dtype);
+/// Starts summing `count` elements of `dtype` at `data` (memory of
+/// `device`) over the device's replicas, in place (Transport::allReduce).
+int startReplicaReduce(RunState &run, int device, void *data, uint64_t count,
+                       int dtype, uint64_t &request, std::string &error);
+/// Waits for it under the watchdog (naming the replicas' ranks).
+int finishReplicaReduce(RunState &run, int device, uint64_t request,
+                        std::string &error);
+
 /// Transfers between stages on devices of this rank go through `local`,
 /// the others through the transport. `failed` is the run's flag: a wait
 /// for a remote message stops when it is set. `deviceBuffers`: the

@@ -397,6 +397,65 @@ std::pair<int64_t, int32_t> bucketMessage(const Manifest &m,
   return {numel, dtype};
 }
 
+/// The gradients of `params` at `step` packed in order into one buffer of
+/// `ctx`'s device (zeros for a param without one), for the transport to sum
+/// in place.
+int packGradientsOnDevice(pipe_rt_device_ctx *ctx,
+                          const std::vector<int> &params, int step,
+                          const std::string &what, BufferPtr &packed,
+                          std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  uint64_t bytes = 0;
+  for (int p : params)
+    bytes += m.types[m.params[p].type].bytes();
+  if (int st =
+          run.memory.alloc(ctx->device, bytes, what.c_str(), packed, error))
+    return st;
+  uint64_t offset = 0;
+  for (int p : params) {
+    uint64_t n = m.types[m.params[p].type].bytes();
+    void *slot = static_cast<unsigned char *>(packed->data) + offset;
+    BufferPtr grad = gradientOf(ctx, p, step);
+    if (int st =
+            grad ? run.memory.copy(ctx->device, Lane::Compute, slot, grad->data,
+                                   n, error)
+                 : run.memory->zero(ctx->device, Lane::Compute, slot, n, error))
+      return st;
+    offset += n;
+  }
+  return PIPE_RT_OK;
+}
+
+/// Completes a bucket the transport summed in place (`summed`, after
+/// finishReplicaReduce): each trainable param's gradient becomes its slice.
+int unpackSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                       int step, const Buffer &summed, const std::string &what,
+                       std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  uint64_t offset = 0;
+  for (int p : params) {
+    uint64_t n = m.types[m.params[p].type].bytes();
+    const void *slice =
+        static_cast<const unsigned char *>(summed.data) + offset;
+    offset += n;
+    // No gradient here means none on any replica (the same program).
+    if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
+      continue;
+    BufferPtr total;
+    if (int st = run.memory.alloc(ctx->device, n, what.c_str(), total, error))
+      return st;
+    if (int st = run.memory.copy(ctx->device, Lane::Compute, total->data, slice,
+                                 n, error))
+      return st;
+    DeviceState &ds = deviceOf(ctx);
+    std::lock_guard<std::mutex> lock(ds.mu);
+    ds.grads[{p, step}] = total;
+  }
+  return PIPE_RT_OK;
+}
+
 /// Completes a bucket whose bytes went to the other ranks' replicas
 /// (`x`): each param's gradient becomes the sum over the replicas in
 /// replica order, as sumOverReplicas computes it.
@@ -644,8 +703,16 @@ int32_t pipe_rt_comm_bucket_buffer(pipe_rt_device_ctx *ctx,
     *buffer = ctx->comm.bucket.packed->data();
     return PIPE_RT_OK;
   }
-  auto packed = std::make_shared<std::vector<unsigned char>>();
   std::string error;
+  if (transportReducesBuckets(run, bucketMessage(m, ids).second)) {
+    BufferPtr onDevice;
+    if (int st = packGradientsOnDevice(ctx, ids, step, what, onDevice, error))
+      return fail(ctx, st, what + ": " + error);
+    *buffer = onDevice->data;
+    ctx->comm.bucket.onDevice = std::move(onDevice);
+    return PIPE_RT_OK;
+  }
+  auto packed = std::make_shared<std::vector<unsigned char>>();
   if (int st = packGradients(ctx, ids, step, *packed, error))
     return fail(ctx, st, what + ": " + error);
   ctx->comm.bucket.packed = packed;
@@ -662,9 +729,11 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
   std::vector<int> params = std::move(comm->bucket.params);
   std::shared_ptr<std::vector<unsigned char>> packed =
       std::move(comm->bucket.packed);
+  BufferPtr onDevice = std::move(comm->bucket.onDevice);
   int step = comm->bucket.step;
   comm->bucket = {};
-  if (params.empty() || !packed || buffer != packed->data())
+  if (params.empty() || (onDevice ? buffer != onDevice->data
+                                  : !packed || buffer != packed->data()))
     return -fail(ctx, PIPE_RT_INVALID_ARGUMENT,
                  format("device %d: pipe_rt_comm_allreduce_start of a buffer "
                         "that the device's last pipe_rt_comm_bucket_buffer "
@@ -682,7 +751,27 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
   auto token = std::make_shared<PendingToken>();
   token->what = what;
   token->start = run.now();
-  if (run.localReplicas > 1) {
+  if (onDevice) {
+    // The transport sums the device buffer in place (NCCL's all-reduce);
+    // the token keeps it until the wait.
+    uint64_t request = 0;
+    std::string error;
+    if (int st = startReplicaReduce(run, ctx->device, onDevice->data,
+                                    uint64_t(count), dtype, request, error))
+      return -fail(ctx, st, what + ": " + error);
+    token->keepAlive = onDevice;
+    double t0 = run.now();
+    token->onDone = [ctx, params, step, what, onDevice, request,
+                     t0](std::string &error) {
+      RunState &run = *ctx->run;
+      if (int st = finishReplicaReduce(run, ctx->device, request, error))
+        return st;
+      int st = unpackSummedBucket(ctx, params, step, *onDevice, what, error);
+      run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                     TrackKind::Compute, ctx->device, t0, run.now());
+      return st;
+    };
+  } else if (run.localReplicas > 1) {
     // In-process replicas meet at the wait, param by param.
     token->onDone = [ctx, params, step, what](std::string &error) {
       const Manifest &m = *ctx->run->m;

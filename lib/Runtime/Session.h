@@ -42,6 +42,7 @@ constexpr double kMaxWatchdogSeconds = 1e6;
 constexpr unsigned kMaxOptimizerThreads = 1024;
 
 struct RunState;
+struct Buffer;
 
 /// Where a trace event goes; mapped to the simulator's track numbers when
 /// the trace is written (they depend on the number of devices).
@@ -109,6 +110,9 @@ struct pipe_rt_comm {
     std::vector<int> params;
     int step = 0;
     std::shared_ptr<std::vector<unsigned char>> packed;
+    /// Packed in the device's memory instead, where the transport sums it
+    /// (transportReducesBuckets).
+    std::shared_ptr<pipe_rt::Buffer> onDevice;
   } bucket;
 };
 

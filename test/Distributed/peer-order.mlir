@@ -40,13 +40,34 @@
 // RUN: %python %S/Inputs/check-ranks.py %t/four.prof 2 2 --backend staged | FileCheck %s --check-prefix=FOUR
 //
 // 2 pipeline x 2 data-parallel ranks, two stages per device: transfers in
-// order (device buffers), the buckets and the tied embedding's reduce_grad
-// over the replicas by tag as before; equal to the replicas in one process.
+// order (device buffers), the buckets summed by the transport in place on
+// the devices' memory (MPI_Iallreduce, as NCCL's all-reduce; counted in
+// each rank's profile), the tied embedding's reduce_grad over the replicas
+// by tag as before; equal to the replicas in one process (two replicas:
+// a + b = b + a, bit for bit).
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 stages-per-device=2 replicas=2" "--pipe-schedule=kind=1f1b microbatches=2 peer-order=true reduce-bucket-bytes=4096" -o %t/dp.mlir
 // RUN: pipe-compile %t/dp.mlir -o %t/dp.so -O 0
 // RUN: env PIPE_RT_BACKEND=staged pipe-runner %t/dp.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --log-json %t/dp.one.jsonl --save-weights %t/dp.one.st
-// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi-in-order --data-parallel 2 --log-json %t/dp.four.jsonl --save-weights %t/dp.four.st
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi-in-order --data-parallel 2 --log-json %t/dp.four.jsonl --save-weights %t/dp.four.st --profile %t/dp.prof
 // RUN: %python %S/Inputs/same-run.py %t/dp.one.jsonl %t/dp.four.jsonl %t/dp.one.st %t/dp.four.st | FileCheck %s --check-prefix=SAME
+// RUN: FileCheck %s --check-prefix=SUMMED --input-file %t/dp.prof
+// RUN: FileCheck %s --check-prefix=SUMMED --input-file %t/dp.prof.rank3
+//
+// 4 data-parallel ranks of one device: the transport's sum order is its
+// own, so within the data-parallel tolerance of the replicas in one
+// process.
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 replicas=4" "--pipe-schedule=kind=1f1b microbatches=4 peer-order=true reduce-bucket-bytes=4096" -o %t/dp4.mlir
+// RUN: pipe-compile %t/dp4.mlir -o %t/dp4.so -O 0
+// RUN: env PIPE_RT_BACKEND=staged pipe-runner %t/dp4.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --log-json %t/dp4.one.jsonl --save-weights %t/dp4.one.st
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp4.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi-in-order --log-json %t/dp4.four.jsonl --save-weights %t/dp4.four.st --profile %t/dp4.prof
+// RUN: %python %S/Inputs/same-run.py %t/dp4.one.jsonl %t/dp4.four.jsonl %t/dp4.one.st %t/dp4.four.st 1e-5 1e-7 | FileCheck %s --check-prefix=CLOSE
+// RUN: FileCheck %s --check-prefix=SUMMED --input-file %t/dp4.prof.rank2
+//
+// The same program over tagged MPI: the runtime's exchanges, none summed
+// by the transport.
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp4.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi --log-json %t/dp4.tagged.jsonl --save-weights %t/dp4.tagged.st --profile %t/dp4.tagged.prof
+// RUN: %python %S/Inputs/same-run.py %t/dp4.one.jsonl %t/dp4.tagged.jsonl %t/dp4.one.st %t/dp4.tagged.st | FileCheck %s --check-prefix=SAME
+// RUN: FileCheck %s --check-prefix=EXCHANGED --input-file %t/dp4.tagged.prof
 //
 // Without peer-order: refused in order, run by tag.
 // RUN: pipe-opt %t/base.mlir "--pipe-place=devices=2 stages-per-device=2" "--pipe-schedule=kind=1f1b microbatches=4" -o %t/tagged.mlir
@@ -59,5 +80,8 @@
 // CHECK: same: 4 steps, 28 tensors, bit for bit
 // CHECK: ranks: 2 processes, each ran only its own devices and sent bytes
 // SAME: same: 4 steps, 28 tensors, bit for bit
+// CLOSE: same: 4 steps, 28 tensors, {{bit for bit|within rtol 1e-05 atol 1e-07}}
+// SUMMED: "all_reduces":{{[1-9][0-9]*}}
+// EXCHANGED: "all_reduces":0
 // FOUR: ranks: 2 processes, each ran only its own devices and sent bytes, on staged memory
 // REFUSED: schedule '{{.*}}' issues the transfers of some device pair in different orders on its two sides, and this transport (MPI with transfers in order: transfers matched by order, as by NCCL) would mismatch them: compile it with peer-order

@@ -89,11 +89,12 @@ void distribute(pipe_rt::Transport &t, pipe_rt_session *session,
                   "\"transport\":{\"name\":\"%s\",\"rank\":%d,\"ranks\":%d,"
                   "\"local_rank\":%d,\"pid\":%ld,\"devices_run\":[%s],"
                   "\"sent_bytes\":%llu,\"received_bytes\":%llu,"
-                  "\"wait_seconds\":%.6f}",
+                  "\"wait_seconds\":%.6f,\"all_reduces\":%llu}",
                   t.name(), t.rank(), t.size(), t.localRank(), long(getpid()),
                   ran.c_str(), (unsigned long long)t.sentBytes.load(),
                   (unsigned long long)t.receivedBytes.load(),
-                  double(t.waitNanoseconds.load()) * 1e-9);
+                  double(t.waitNanoseconds.load()) * 1e-9,
+                  (unsigned long long)t.allReduces.load());
     return text + figures;
   };
 }

@@ -3,10 +3,11 @@
 //
 // PipeRuntimeCUDA's pipe_rt::Transport for runs with one process per group
 // of GPUs (`mpirun ... pipe-runner-cuda --transport nccl`): the transfers
-// between devices of different ranks go GPU to GPU through NCCL; the ranks'
-// agreements and the gradient meetings and buckets go through a bootstrap
-// transport (MPI), or through NCCL too where the ranks were started without
-// MPI. See docs/distributed.md, "NCCL between processes".
+// between devices of different ranks go GPU to GPU through NCCL, and the
+// data-parallel buckets are summed by ncclAllReduce; the ranks' agreements
+// and the gradient meetings go through a bootstrap transport (MPI), or
+// through NCCL too where the ranks were started without MPI. See
+// docs/distributed.md, "NCCL between processes".
 //
 //===----------------------------------------------------------------------===//
 

@@ -61,6 +61,16 @@ public:
     return false;
   }
 
+  /// Data parallelism: whether the replicas' buckets of `dtype`
+  /// (PIPE_RT_DTYPE_*) whose gradients are in `memory` are summed by the
+  /// transport itself, in place on the devices' memory (allReduce, NCCL's
+  /// all-reduce), rather than exchanged and summed by the runtime in
+  /// replica order. Its sum order is its own: the same bits for two
+  /// replicas (a + b == b + a), within rounding beyond.
+  virtual bool reducesBuckets(const DeviceMemory &memory, int dtype) const {
+    return false;
+  }
+
   /// Two devices on different ranks between which transfers cross:
   /// program device `fromDevice` on rank `fromRank` sends to `toDevice` on
   /// `toRank`.
@@ -79,6 +89,24 @@ public:
   virtual int connect(const std::vector<Link> &links,
                       const std::vector<int> &placeOnHost, std::string &error) {
     return PIPE_RT_OK;
+  }
+
+  /// Prepares allReduce where reducesBuckets: `groups[d]` lists the ranks
+  /// running program device d's replicas, in replica order (`placeOnHost`
+  /// as for connect). Collective: every rank passes the same groups.
+  virtual int connectReplicas(const std::vector<std::vector<int>> &groups,
+                              const std::vector<int> &placeOnHost,
+                              std::string &error) {
+    return PIPE_RT_OK;
+  }
+  /// Starts summing in place `count` elements of `dtype` at `data` (memory
+  /// of program device `device`, the same count on every replica) over the
+  /// device's replicas; sets `request`, completed by test(). Each device's
+  /// calls come from its thread, in the same order on every replica.
+  virtual int allReduce(int device, void *data, uint64_t count, int dtype,
+                        uint64_t &request, std::string &error) {
+    error = std::string(name()) + " does not sum buckets itself";
+    return PIPE_RT_INVALID_ARGUMENT;
   }
 
   /// Posts a message of `bytes` to/from `peer`; sets `request` (never 0).
@@ -117,6 +145,8 @@ public:
   /// Bytes this rank sent and received so far, and the time its device
   /// threads spent waiting for messages (for the profile).
   std::atomic<uint64_t> sentBytes{0}, receivedBytes{0}, waitNanoseconds{0};
+  /// Buckets it summed itself (allReduce).
+  std::atomic<uint64_t> allReduces{0};
   /// The devices whose programs ran in this process, as a bit set (the
   /// profile shows that each rank ran only its own).
   std::atomic<uint64_t> devicesRan{0};

@@ -19,11 +19,15 @@
 // Every communicator is non-blocking, so that making one also waits under
 // the watchdog (a peer that never joins is named, not waited for forever).
 //
+// Data-parallel buckets are summed in place by ncclAllReduce, on a
+// communicator of each device's replicas and a stream of its own
+// (connectReplicas, allReduce).
+//
 // Two ways to start, docs/distributed.md:
 // - Over a bootstrap transport (MPI): the sending rank makes each link's
-//   unique id, broadcast over it; everything but the transfers
-//   (agreements, gradient meetings and buckets) goes through it, as host
-//   memory.
+//   unique id, broadcast over it (so does each replica group's first
+//   rank); the agreements and gradient meetings (and buckets of mixed
+//   types) go through it, as host memory.
 // - Without MPI: a launcher's variables give the ranks (Launch.h), the
 //   ranks share one unique id (NCCL_COMM_ID, or a file rank 0 writes) for
 //   a communicator of all ranks, the links are split from it, and the other
@@ -38,11 +42,13 @@
 
 #include "Driver.h"
 
+#include "pipe/Runtime/Comm.h"
 #include "pipe/Runtime/Status.h"
 
 #ifdef PIPE_RT_HAVE_NCCL
 #include "../Backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -377,6 +383,146 @@ public:
     return PIPE_RT_OK;
   }
 
+  bool reducesBuckets(const DeviceMemory &memory, int dtype) const override {
+    return !memory.hostBacked() &&
+           (dtype == PIPE_RT_DTYPE_F32 || dtype == PIPE_RT_DTYPE_F64);
+  }
+
+  /// A communicator per device of this rank over the device's replicas
+  /// (NCCL rank = replica), in the devices' order on every rank: made from
+  /// an id the first replica's rank makes (over MPI), or split from the
+  /// communicator of all ranks (one device per rank).
+  int connectReplicas(const std::vector<std::vector<int>> &groups,
+                      const std::vector<int> &placeOnHost,
+                      std::string &error) override {
+    int color = NCCL_SPLIT_NOCOLOR, key = 0, splitDevice = -1;
+    for (size_t d = 0; d < groups.size(); ++d) {
+      const std::vector<int> &group = groups[d];
+      int position =
+          int(std::find(group.begin(), group.end(), rank()) - group.begin());
+      bool member = position < int(group.size());
+      ncclUniqueId id;
+      if (bootstrap) {
+        if (group.front() == rank())
+          if (ncclResult_t r = ncclGetUniqueId(&id)) {
+            error = ncclFailure("ncclGetUniqueId", r);
+            return PIPE_RT_DEVICE_ERROR;
+          }
+        if (int st = agreeOn(*this, group.front(), &id, sizeof(id),
+                             "the NCCL unique ids", error))
+          return st;
+      }
+      if (!member)
+        continue;
+      int ordinal = gpuOrdinalOf(session, placeOnHost[d]);
+      Gpu *g = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
+      if (!g || (!bootstrap && g != worldGpu)) {
+        error = format("device %d: %s", int(d),
+                       g ? "not on the rank's GPU (one device per rank)"
+                         : "no GPU");
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      LinkState &entry = links[replicaKey(int(d))];
+      entry.gpu = g;
+      for (int r : group)
+        if (r != rank())
+          entry.replicas +=
+              (entry.replicas.empty() ? "" : ", ") + std::to_string(r);
+      makeCurrent(*g);
+      if (CUresult r = cuStreamCreate(&entry.stream, CU_STREAM_NON_BLOCKING)) {
+        error = driverError("cuStreamCreate", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      if (!bootstrap) {
+        if (splitDevice >= 0) {
+          error = "without MPI each rank runs one device";
+          return PIPE_RT_INVALID_ARGUMENT;
+        }
+        color = int(d);
+        key = position;
+        splitDevice = int(d);
+        continue;
+      }
+      ncclConfig_t config = nonBlocking();
+      ncclComm_t comm = nullptr;
+      ncclResult_t r = ncclCommInitRankConfig(&comm, int(group.size()), id,
+                                              position, &config);
+      if (r != ncclSuccess && r != ncclInProgress) {
+        error = ncclFailure("ncclCommInitRankConfig", r);
+        return PIPE_RT_DEVICE_ERROR;
+      }
+      entry.comm = comm;
+      if (int st =
+              settle(comm, watchdogSeconds,
+                     format("the replicas of device %d (ranks %s) did "
+                            "not join within %g s: is one stuck?",
+                            int(d), entry.replicas.c_str(), watchdogSeconds),
+                     error)) {
+        abortTransfers();
+        return st;
+      }
+    }
+    if (bootstrap || groups.empty())
+      return PIPE_RT_OK;
+    // Without MPI: one split of the communicator of all ranks (collective).
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclComm_t parent = world.load();
+    ncclResult_t r = parent ? ncclCommSplit(parent, color, key, &comm, &config)
+                            : ncclInvalidUsage;
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclCommSplit", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    std::string late = format("not every rank made the communicators of the "
+                              "replicas within %g s: is one stuck?",
+                              watchdogSeconds);
+    int st = settle(parent, watchdogSeconds, late, error);
+    if (!st && splitDevice >= 0) {
+      links[replicaKey(splitDevice)].comm = comm;
+      st = comm ? settle(comm, watchdogSeconds, late, error)
+                : (error = "ncclCommSplit gave no communicator",
+                   int(PIPE_RT_DEVICE_ERROR));
+    }
+    if (st) {
+      bool kept = splitDevice >= 0 && comm &&
+                  links[replicaKey(splitDevice)].comm.load() == comm;
+      abortTransfers();
+      if (comm && !kept)
+        ncclCommAbort(comm);
+    }
+    return st;
+  }
+
+  int allReduce(int device, void *data, uint64_t count, int dtype,
+                uint64_t &request, std::string &error) override {
+    auto it = links.find(replicaKey(device));
+    if (it == links.end() ||
+        (dtype != PIPE_RT_DTYPE_F32 && dtype != PIPE_RT_DTYPE_F64)) {
+      error = format("NCCL: no all-reduce of device %d's replicas for that "
+                     "type",
+                     device);
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    LinkState &group = it->second;
+    ncclComm_t comm = group.comm.load();
+    if (!comm) {
+      error = "NCCL: the communicator was aborted by an earlier error";
+      return PIPE_RT_ABORTED;
+    }
+    makeCurrent(*group.gpu);
+    bool f64 = dtype == PIPE_RT_DTYPE_F64;
+    ncclResult_t r =
+        ncclAllReduce(data, data, count, f64 ? ncclFloat64 : ncclFloat32,
+                      ncclSum, comm, group.stream);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclAllReduce", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    return track(group, r, "ncclAllReduce", count * (f64 ? 8 : 4), request,
+                 error);
+  }
+
   int isend(Channel channel, int peer, int tag, const void *data,
             uint64_t bytes, uint64_t &request, std::string &error) override {
     if (channel != Channel::Transfers)
@@ -465,6 +611,9 @@ public:
   }
 
 private:
+  /// A link's side, or the communicator of a device's data-parallel
+  /// replicas (kept in `links` under replicaKey: `replicas` set, the other
+  /// ranks in it).
   struct LinkState {
     Gpu *gpu = nullptr;
     CUstream stream = nullptr;
@@ -472,7 +621,11 @@ private:
     std::atomic<ncclComm_t> comm{nullptr};
     int peerRank = -1;
     bool sending = false;
+    std::string replicas;
   };
+  /// Where a device's replica communicator is in `links` (link tags are
+  /// not negative).
+  static int replicaKey(int device) { return -1 - device; }
   struct Posted {
     LinkState *link = nullptr;
     CUevent event = nullptr;
@@ -507,6 +660,9 @@ private:
   static constexpr uint64_t kMessage = uint64_t(1) << 62;
 
   std::string describe(const Posted &p) const {
+    if (!p.link->replicas.empty())
+      return format("NCCL all-reduce of %llu bytes with ranks %s",
+                    (unsigned long long)p.bytes, p.link->replicas.c_str());
     return format("NCCL %s of %llu bytes %s rank %d",
                   p.link->sending ? "send" : "recv",
                   (unsigned long long)p.bytes, p.link->sending ? "to" : "from",
@@ -616,11 +772,17 @@ private:
       error = ncclFailure(call, r);
       return PIPE_RT_DEVICE_ERROR;
     }
-    // The event may be recorded once NCCL has issued the work (the link
-    // is connected, so this is short).
+    return track(link, r, call, bytes, request, error);
+  }
+
+  /// After `call` on `link` returned `r` (success or in progress): the
+  /// event that completes it, once NCCL issued the work (on a connected
+  /// communicator this is short), as `request`.
+  int track(LinkState &link, ncclResult_t r, const char *call, uint64_t bytes,
+            uint64_t &request, std::string &error) {
     if (r == ncclInProgress)
       if (int st = settle(
-              comm, watchdogSeconds,
+              link.comm.load(), watchdogSeconds,
               format("NCCL did not issue it within %g s", watchdogSeconds),
               error)) {
         error = std::string(call) + ": " + error;

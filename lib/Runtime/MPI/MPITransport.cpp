@@ -9,18 +9,23 @@
 // polled with MPI_Test so that no thread ever blocks inside MPI holding it.
 // Errors are returned (MPI_ERRORS_RETURN), not fatal. With transfers by
 // order (NCCL's rules, to check a program for NCCL on CPUs) a transfer's
-// tag names only its device pair and its send is synchronous (MPI_Issend).
+// tag names only its device pair and its send is synchronous (MPI_Issend),
+// and data-parallel buckets of device buffers are summed as NCCL sums
+// them: an all-reduce in place (MPI_Iallreduce) on a communicator of each
+// device's replicas.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Runtime/MPI.h"
 
+#include "pipe/Runtime/Comm.h"
 #include "pipe/Runtime/Status.h"
 
 #include "../Backend.h"
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -65,6 +70,8 @@ public:
   ~MPITransport() override {
     for (MPI_Comm &comm : comms)
       MPI_Comm_free(&comm);
+    for (auto &[device, comm] : replicaComms)
+      MPI_Comm_free(&comm);
     if (initialized)
       MPI_Finalize();
   }
@@ -84,6 +91,59 @@ public:
   /// GPU memory.
   bool carriesDeviceMemory(const DeviceMemory &memory) const override {
     return transfersByOrder && memory.hostBacked();
+  }
+
+  /// Under NCCL's rules, as NCCL would (f32 only: what MPI sums natively
+  /// among the runtime's gradient types).
+  bool reducesBuckets(const DeviceMemory &memory, int dtype) const override {
+    return transfersByOrder && memory.hostBacked() &&
+           dtype == PIPE_RT_DTYPE_F32;
+  }
+
+  int connectReplicas(const std::vector<std::vector<int>> &groups,
+                      const std::vector<int> &, std::string &error) override {
+    if (!transfersByOrder)
+      return PIPE_RT_OK;
+    for (size_t d = 0; d < groups.size(); ++d) {
+      const std::vector<int> &group = groups[d];
+      auto at = std::find(group.begin(), group.end(), myRank);
+      bool member = at != group.end();
+      MPI_Comm comm = MPI_COMM_NULL;
+      // Collective over every rank; ordered by replica within the group.
+      if (int st = checked(
+              "MPI_Comm_split",
+              MPI_Comm_split(MPI_COMM_WORLD, member ? int(d) : MPI_UNDEFINED,
+                             member ? int(at - group.begin()) : 0, &comm),
+              error))
+        return st;
+      if (member) {
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        replicaComms[int(d)] = comm;
+      }
+    }
+    return PIPE_RT_OK;
+  }
+
+  int allReduce(int device, void *data, uint64_t count, int dtype,
+                uint64_t &request, std::string &error) override {
+    auto it = replicaComms.find(device);
+    if (it == replicaComms.end() || dtype != PIPE_RT_DTYPE_F32 ||
+        count > uint64_t(INT_MAX)) {
+      error = "MPI: no all-reduce of device " + std::to_string(device) +
+              "'s replicas of that type or size";
+      return PIPE_RT_INVALID_ARGUMENT;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    Posted p{MPI_REQUEST_NULL, 0, -1, false, true};
+    if (int st =
+            checked("MPI_Iallreduce",
+                    MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT,
+                                   MPI_SUM, it->second, &p.request),
+                    error))
+      return st;
+    request = nextRequest++;
+    requests.emplace(request, p);
+    return PIPE_RT_OK;
   }
 
   int isend(Channel channel, int peer, int tag, const void *data,
@@ -122,7 +182,10 @@ public:
     if (rc != MPI_SUCCESS) {
       int errorClass = 0;
       MPI_Error_class(rc, &errorClass);
-      error = mpiError(p.receiving ? "MPI_Irecv" : "MPI_Isend", rc);
+      error = mpiError(p.collective  ? "MPI_Iallreduce"
+                       : p.receiving ? "MPI_Irecv"
+                                     : "MPI_Isend",
+                       rc);
       requests.erase(it);
       return errorClass == MPI_ERR_TRUNCATE ? PIPE_RT_SIZE_MISMATCH
                                             : PIPE_RT_INVALID_ARGUMENT;
@@ -133,11 +196,13 @@ public:
   }
 
   /// Cancels every posted request and waits a moment for them to end
-  /// (cancelled or completed).
+  /// (cancelled or completed). A collective cannot be cancelled (MPI's
+  /// rule): one still running keeps its buffer (false).
   bool abortTransfers() override {
     std::lock_guard<std::mutex> lock(mu);
     for (auto &[id, p] : requests)
-      MPI_Cancel(&p.request);
+      if (!p.collective)
+        MPI_Cancel(&p.request);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (!requests.empty() && std::chrono::steady_clock::now() < deadline)
       for (auto it = requests.begin(); it != requests.end();) {
@@ -159,6 +224,7 @@ private:
     uint64_t bytes;
     int peer;
     bool receiving;
+    bool collective = false;
   };
 
   int checked(const char *what, int rc, std::string &error) {
@@ -197,6 +263,9 @@ private:
   int myRank = 0, worldSize = 1, hostRank = 0, tagUpperBound = 32767;
   bool hostFound = false;
   MPI_Comm comms[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  /// Program device -> the communicator of its replicas (this rank's
+  /// devices; connectReplicas).
+  std::map<int, MPI_Comm> replicaComms;
   std::mutex mu;
   std::map<uint64_t, Posted> requests;
   uint64_t nextRequest = 1;

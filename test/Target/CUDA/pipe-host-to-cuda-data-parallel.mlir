@@ -4,10 +4,10 @@
 // 1F1B pipeline) calls the same transport ABI as the host back end: each
 // device's bucket of gradients is packed by pipe_rt_comm_bucket_buffer
 // (its param ids in a constant array) after the device's last backward,
-// its all-reduce started by pipe_rt_comm_allreduce_start (between ranks:
-// exchanges of the packed bucket over the transport, summed in replica
-// order; no ncclAllReduce yet, docs/distributed.md) and waited on before
-// the update; the
+// its all-reduce started by pipe_rt_comm_allreduce_start (between ranks
+// over NCCL: an ncclAllReduce of the bucket packed in device memory,
+// docs/distributed.md "Buckets summed by the transport") and waited on
+// before the update; the
 // activations and gradients between the devices go through grouped
 // sends and recvs. Needs ptxas, not a GPU.
 //
