@@ -133,6 +133,11 @@ struct RunState {
   int totalReplicas() const { return localReplicas * ranks.replicas; }
   /// Set when a device of this rank failed: remote waits stop.
   std::atomic<bool> failed{false};
+  /// Buffers of collectives that failed while the transport may still
+  /// write them (a collective cannot be cancelled): they go with the run,
+  /// which is kept when abortTransfers says something is still in flight.
+  std::mutex abandonedMu;
+  std::vector<BufferPtr> abandoned;
 
   std::mutex errorMu;
   std::string firstError;

@@ -764,8 +764,11 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
     token->onDone = [ctx, params, step, what, onDevice, request,
                      t0](std::string &error) {
       RunState &run = *ctx->run;
-      if (int st = finishReplicaReduce(run, ctx->device, request, error))
+      if (int st = finishReplicaReduce(run, ctx->device, request, error)) {
+        std::lock_guard<std::mutex> lock(run.abandonedMu);
+        run.abandoned.push_back(onDevice);
         return st;
+      }
       int st = unpackSummedBucket(ctx, params, step, *onDevice, what, error);
       run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
                      TrackKind::Compute, ctx->device, t0, run.now());

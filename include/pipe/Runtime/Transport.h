@@ -66,7 +66,8 @@ public:
   /// transport itself, in place on the devices' memory (allReduce, NCCL's
   /// all-reduce), rather than exchanged and summed by the runtime in
   /// replica order. Its sum order is its own: the same bits for two
-  /// replicas (a + b == b + a), within rounding beyond.
+  /// replicas (a + b == b + a; but for the sign of a zero sum), within
+  /// rounding beyond.
   virtual bool reducesBuckets(const DeviceMemory &memory, int dtype) const {
     return false;
   }

@@ -395,12 +395,35 @@ public:
   int connectReplicas(const std::vector<std::vector<int>> &groups,
                       const std::vector<int> &placeOnHost,
                       std::string &error) override {
-    int color = NCCL_SPLIT_NOCOLOR, key = 0, splitDevice = -1;
+    // This rank's groups and their GPUs, checked before any collective
+    // call (an error in the middle would leave the other ranks waiting).
+    std::vector<Gpu *> gpus(groups.size(), nullptr);
+    std::vector<int> positions(groups.size(), -1);
+    int splitDevice = -1;
     for (size_t d = 0; d < groups.size(); ++d) {
       const std::vector<int> &group = groups[d];
-      int position =
-          int(std::find(group.begin(), group.end(), rank()) - group.begin());
-      bool member = position < int(group.size());
+      auto at = std::find(group.begin(), group.end(), rank());
+      if (at == group.end())
+        continue;
+      positions[d] = int(at - group.begin());
+      int ordinal = gpuOrdinalOf(session, placeOnHost[d]);
+      gpus[d] = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
+      const char *problem =
+          !gpus[d]                            ? "no GPU"
+          : !bootstrap && gpus[d] != worldGpu ? "not on the rank's GPU"
+          : !bootstrap && splitDevice >= 0    ? "a second device of the rank"
+                                              : nullptr;
+      if (problem) {
+        error = format("device %d: %s (without MPI each rank runs one "
+                       "device)",
+                       int(d), problem);
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
+      if (!bootstrap)
+        splitDevice = int(d);
+    }
+    for (size_t d = 0; d < groups.size(); ++d) {
+      const std::vector<int> &group = groups[d];
       ncclUniqueId id;
       if (bootstrap) {
         if (group.front() == rank())
@@ -412,41 +435,25 @@ public:
                              "the NCCL unique ids", error))
           return st;
       }
-      if (!member)
+      if (!gpus[d])
         continue;
-      int ordinal = gpuOrdinalOf(session, placeOnHost[d]);
-      Gpu *g = ordinal >= 0 ? gpu(ordinal, error) : nullptr;
-      if (!g || (!bootstrap && g != worldGpu)) {
-        error = format("device %d: %s", int(d),
-                       g ? "not on the rank's GPU (one device per rank)"
-                         : "no GPU");
-        return PIPE_RT_DEVICE_ERROR;
-      }
       LinkState &entry = links[replicaKey(int(d))];
-      entry.gpu = g;
+      entry.gpu = gpus[d];
       for (int r : group)
         if (r != rank())
           entry.replicas +=
               (entry.replicas.empty() ? "" : ", ") + std::to_string(r);
-      makeCurrent(*g);
+      makeCurrent(*entry.gpu);
       if (CUresult r = cuStreamCreate(&entry.stream, CU_STREAM_NON_BLOCKING)) {
         error = driverError("cuStreamCreate", r);
         return PIPE_RT_DEVICE_ERROR;
       }
-      if (!bootstrap) {
-        if (splitDevice >= 0) {
-          error = "without MPI each rank runs one device";
-          return PIPE_RT_INVALID_ARGUMENT;
-        }
-        color = int(d);
-        key = position;
-        splitDevice = int(d);
-        continue;
-      }
+      if (!bootstrap)
+        continue; // split below
       ncclConfig_t config = nonBlocking();
       ncclComm_t comm = nullptr;
       ncclResult_t r = ncclCommInitRankConfig(&comm, int(group.size()), id,
-                                              position, &config);
+                                              positions[d], &config);
       if (r != ncclSuccess && r != ncclInProgress) {
         error = ncclFailure("ncclCommInitRankConfig", r);
         return PIPE_RT_DEVICE_ERROR;
@@ -462,6 +469,8 @@ public:
         return st;
       }
     }
+    int color = splitDevice >= 0 ? splitDevice : NCCL_SPLIT_NOCOLOR;
+    int key = splitDevice >= 0 ? positions[size_t(splitDevice)] : 0;
     if (bootstrap || groups.empty())
       return PIPE_RT_OK;
     // Without MPI: one split of the communicator of all ranks (collective).

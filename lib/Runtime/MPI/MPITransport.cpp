@@ -1,9 +1,11 @@
 //===- MPITransport.cpp - pipe_rt::Transport over MPI ---------------------===//
 //
 // A duplicate of MPI_COMM_WORLD per Transport::Channel, so that the tags of
-// transfers, meetings and agreements never meet. Point to point only: the
+// transfers, meetings and agreements never meet. Point to point: the
 // ranks' agreements are built on it (Ranks.cpp) so that a stuck peer is
-// named, which a blocking MPI collective cannot do. Device threads post and
+// named, which a blocking MPI collective cannot do (the one blocking
+// collective, MPI_Comm_split at start-up under NCCL's rules, comes right
+// after an agreement of every rank). Device threads post and
 // test concurrently; one mutex serialises the MPI calls (needs at least
 // MPI_THREAD_SERIALIZED; requests MPI_THREAD_MULTIPLE), and completion is
 // polled with MPI_Test so that no thread ever blocks inside MPI holding it.
