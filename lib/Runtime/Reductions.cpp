@@ -322,6 +322,65 @@ int finishOwnedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
   return PIPE_RT_OK;
 }
 
+/// The gradients of `params` at `step` packed in order into one buffer of
+/// `ctx`'s device (zeros for a param without one), for the transport to sum
+/// in place.
+int packGradientsOnDevice(pipe_rt_device_ctx *ctx,
+                          const std::vector<int> &params, int step,
+                          const std::string &what, BufferPtr &packed,
+                          std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  uint64_t bytes = 0;
+  for (int p : params)
+    bytes += m.types[m.params[p].type].bytes();
+  if (int st =
+          run.memory.alloc(ctx->device, bytes, what.c_str(), packed, error))
+    return st;
+  uint64_t offset = 0;
+  for (int p : params) {
+    uint64_t n = m.types[m.params[p].type].bytes();
+    void *slot = static_cast<unsigned char *>(packed->data) + offset;
+    BufferPtr grad = gradientOf(ctx, p, step);
+    if (int st =
+            grad ? run.memory.copy(ctx->device, Lane::Compute, slot, grad->data,
+                                   n, error)
+                 : run.memory->zero(ctx->device, Lane::Compute, slot, n, error))
+      return st;
+    offset += n;
+  }
+  return PIPE_RT_OK;
+}
+
+/// Completes a bucket the transport summed in place (`summed`, after
+/// finishReplicaReduce): each trainable param's gradient becomes its slice.
+int unpackSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                       int step, const Buffer &summed, const std::string &what,
+                       std::string &error) {
+  RunState &run = *ctx->run;
+  const Manifest &m = *run.m;
+  uint64_t offset = 0;
+  for (int p : params) {
+    uint64_t n = m.types[m.params[p].type].bytes();
+    const void *slice =
+        static_cast<const unsigned char *>(summed.data) + offset;
+    offset += n;
+    // No gradient here means none on any replica (the same program).
+    if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
+      continue;
+    BufferPtr total;
+    if (int st = run.memory.alloc(ctx->device, n, what.c_str(), total, error))
+      return st;
+    if (int st = run.memory.copy(ctx->device, Lane::Compute, total->data, slice,
+                                 n, error))
+      return st;
+    DeviceState &ds = deviceOf(ctx);
+    std::lock_guard<std::mutex> lock(ds.mu);
+    ds.grads[{p, step}] = total;
+  }
+  return PIPE_RT_OK;
+}
+
 /// Data parallelism: the device's gradient of `param` in `step` becomes the
 /// sum of every replica's, added in replica order (the same total on every
 /// replica). Nothing to do with one replica, or where the step left the
@@ -336,6 +395,32 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
   if (run.ranks.replicas == 1 || !grad)
     return PIPE_RT_OK;
   std::string error;
+  if (transportReducesBuckets(run, commDtype(t.dtype))) {
+    // The transport sums it in place on the device, as a bucket of one.
+    double t0 = run.now();
+    BufferPtr onDevice;
+    uint64_t request = 0;
+    int st = packGradientsOnDevice(ctx, {param}, step, what, onDevice, error);
+    if (st == PIPE_RT_OK)
+      st = startReplicaReduce(run, ctx->device, onDevice->data,
+                              uint64_t(t.numel), commDtype(t.dtype), request,
+                              error);
+    if (st == PIPE_RT_OK) {
+      st = finishReplicaReduce(run, ctx->device, request, error);
+      if (st != PIPE_RT_OK) {
+        // A collective cannot be cancelled: the buffer goes with the run.
+        std::lock_guard<std::mutex> lock(run.abandonedMu);
+        run.abandoned.push_back(onDevice);
+      }
+    }
+    if (st == PIPE_RT_OK)
+      st = unpackSummedBucket(ctx, {param}, step, *onDevice, what, error);
+    if (st != PIPE_RT_OK)
+      return fail(ctx, st, what + ": " + error);
+    run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                   TrackKind::Compute, ctx->device, t0, run.now());
+    return PIPE_RT_OK;
+  }
   if (run.ranks.replicas > 2) {
     // The param as a bucket of one, summed by owners at once.
     std::vector<unsigned char> packed;
@@ -395,65 +480,6 @@ std::pair<int64_t, int32_t> bucketMessage(const Manifest &m,
   if (dtype == PIPE_RT_DTYPE_BYTES)
     return {bytes, dtype};
   return {numel, dtype};
-}
-
-/// The gradients of `params` at `step` packed in order into one buffer of
-/// `ctx`'s device (zeros for a param without one), for the transport to sum
-/// in place.
-int packGradientsOnDevice(pipe_rt_device_ctx *ctx,
-                          const std::vector<int> &params, int step,
-                          const std::string &what, BufferPtr &packed,
-                          std::string &error) {
-  RunState &run = *ctx->run;
-  const Manifest &m = *run.m;
-  uint64_t bytes = 0;
-  for (int p : params)
-    bytes += m.types[m.params[p].type].bytes();
-  if (int st =
-          run.memory.alloc(ctx->device, bytes, what.c_str(), packed, error))
-    return st;
-  uint64_t offset = 0;
-  for (int p : params) {
-    uint64_t n = m.types[m.params[p].type].bytes();
-    void *slot = static_cast<unsigned char *>(packed->data) + offset;
-    BufferPtr grad = gradientOf(ctx, p, step);
-    if (int st =
-            grad ? run.memory.copy(ctx->device, Lane::Compute, slot, grad->data,
-                                   n, error)
-                 : run.memory->zero(ctx->device, Lane::Compute, slot, n, error))
-      return st;
-    offset += n;
-  }
-  return PIPE_RT_OK;
-}
-
-/// Completes a bucket the transport summed in place (`summed`, after
-/// finishReplicaReduce): each trainable param's gradient becomes its slice.
-int unpackSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                       int step, const Buffer &summed, const std::string &what,
-                       std::string &error) {
-  RunState &run = *ctx->run;
-  const Manifest &m = *run.m;
-  uint64_t offset = 0;
-  for (int p : params) {
-    uint64_t n = m.types[m.params[p].type].bytes();
-    const void *slice =
-        static_cast<const unsigned char *>(summed.data) + offset;
-    offset += n;
-    // No gradient here means none on any replica (the same program).
-    if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
-      continue;
-    BufferPtr total;
-    if (int st = run.memory.alloc(ctx->device, n, what.c_str(), total, error))
-      return st;
-    if (int st = run.memory.copy(ctx->device, Lane::Compute, total->data, slice,
-                                 n, error))
-      return st;
-    DeviceState &ds = deviceOf(ctx);
-    std::lock_guard<std::mutex> lock(ds.mu);
-    ds.grads[{p, step}] = total;
-  }
-  return PIPE_RT_OK;
 }
 
 /// Completes a bucket whose bytes went to the other ranks' replicas

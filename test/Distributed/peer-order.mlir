@@ -63,6 +63,14 @@
 // RUN: %python %S/Inputs/same-run.py %t/dp4.one.jsonl %t/dp4.four.jsonl %t/dp4.one.st %t/dp4.four.st 1e-5 1e-7 | FileCheck %s --check-prefix=CLOSE
 // RUN: FileCheck %s --check-prefix=SUMMED --input-file %t/dp4.prof.rank2
 //
+// Without buckets (reduce-bucket-bytes=0: each param's blocking all-reduce
+// at the end of the step), the same.
+// RUN: pipe-opt %t/base.mlir "--pipe-place=devices=1 replicas=4" "--pipe-schedule=kind=1f1b microbatches=4 peer-order=true reduce-bucket-bytes=0" -o %t/dp4p.mlir
+// RUN: pipe-compile %t/dp4p.mlir -o %t/dp4p.so -O 0
+// RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp4p.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi-in-order --log-json %t/dp4p.four.jsonl --save-weights %t/dp4p.four.st --profile %t/dp4p.prof
+// RUN: %python %S/Inputs/same-run.py %t/dp4.one.jsonl %t/dp4p.four.jsonl %t/dp4.one.st %t/dp4p.four.st 1e-5 1e-7 | FileCheck %s --check-prefix=CLOSE
+// RUN: FileCheck %s --check-prefix=SUMMED --input-file %t/dp4p.prof.rank1
+//
 // The same program over tagged MPI: the runtime's exchanges, none summed
 // by the transport.
 // RUN: env PIPE_RT_BACKEND=staged %mpirun -np 4 pipe-runner %t/dp4.so --weights %t/1f1b.w0 --data %t/data.safetensors --steps 4 --optimizer sgd --lr 0.1 --transport mpi --log-json %t/dp4.tagged.jsonl --save-weights %t/dp4.tagged.st --profile %t/dp4.tagged.prof
