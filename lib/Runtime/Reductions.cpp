@@ -160,6 +160,14 @@ int storeReplicaSum(pipe_rt_device_ctx *ctx, int param, int step,
   return PIPE_RT_OK;
 }
 
+/// The bytes of the gradients of `params`, packed one after the other.
+uint64_t packedBytes(const Manifest &m, const std::vector<int> &params) {
+  uint64_t bytes = 0;
+  for (int p : params)
+    bytes += m.types[m.params[p].type].bytes();
+  return bytes;
+}
+
 /// The gradients of `params` at `step` on `ctx`'s device packed in order
 /// into host memory (zeros for a param without one).
 int packGradients(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
@@ -167,10 +175,7 @@ int packGradients(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
                   std::string &error) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  uint64_t bytes = 0;
-  for (int p : params)
-    bytes += m.types[m.params[p].type].bytes();
-  packed.assign(bytes, 0);
+  packed.assign(packedBytes(m, params), 0);
   uint64_t offset = 0;
   for (int p : params) {
     const TypeInfo &t = m.types[m.params[p].type];
@@ -331,11 +336,8 @@ int packGradientsOnDevice(pipe_rt_device_ctx *ctx,
                           std::string &error) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
-  uint64_t bytes = 0;
-  for (int p : params)
-    bytes += m.types[m.params[p].type].bytes();
-  if (int st =
-          run.memory.alloc(ctx->device, bytes, what.c_str(), packed, error))
+  if (int st = run.memory.alloc(ctx->device, packedBytes(m, params),
+                                what.c_str(), packed, error))
     return st;
   uint64_t offset = 0;
   for (int p : params) {
