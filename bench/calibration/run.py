@@ -20,8 +20,10 @@ terms are held out. Two block-time sources are reported:
             the simulator's;
   fitted    analytic block times from the other model's fitted device model
             (FLOPs / rate + bytes / bandwidth, the forward's and the
-            backward's rates fitted apart on its op-level blocks), nothing
-            measured on this model.
+            backward's rates fitted apart on its op-level blocks; each
+            figure the median of --fits profiles, since one profile of a
+            shared VM moves the fitted rates by up to 20%), nothing measured
+            on this model.
 
 With --partitioners, a second table compares seq (contiguous stages) with
 mixed (FTPipe's Mixed-Pipe) placements chosen on each model's own profile
@@ -33,7 +35,7 @@ Every process runs one thread per device (PIPE_INTRA_OP_THREADS=0,
 OPENBLAS_NUM_THREADS=1), so 2 devices use the 2 cores of the CI machine.
 
   bench/calibration/run.py [--build build] [--out DIR] [--steps N]
-      [--models gpt,t5] [--kinds gpipe,1f1b,...] [--repeats N]
+      [--models gpt,t5] [--kinds gpipe,1f1b,...] [--repeats N] [--fits N]
       [--partitioners [--profile-microbatches M]]
 
 Prints a Markdown table (recorded in docs/benchmarks.md, "Calibration").
@@ -92,6 +94,20 @@ def run(cmd, **kwargs):
         sys.exit("failed: %s\n%s%s" % (" ".join(cmd), result.stdout,
                                        result.stderr))
     return result.stdout
+
+
+def median_model(models):
+    """The device model whose every number is the median of `models`' (the
+    same fields, fitted on repeated profiles); text from the first."""
+    first = models[0]
+    if isinstance(first, dict):
+        return {k: median_model([m[k] for m in models]) for k in first}
+    if isinstance(first, list):
+        return [median_model([m[i] for m in models])
+                for i in range(len(first))]
+    if isinstance(first, bool) or not isinstance(first, (int, float)):
+        return first
+    return statistics.median(models)
 
 
 def simulate(tool, scheduled, device_model, report, kind=None):
@@ -157,6 +173,9 @@ def main():
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3,
                         help="measured runs per row (the median)")
+    parser.add_argument("--fits", type=int, default=3,
+                        help="op-level profiles per device model (the "
+                             "median of their fits)")
     parser.add_argument("--models", default="gpt,t5")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--partitioners", action="store_true",
@@ -201,10 +220,17 @@ def main():
                  prefix + ".table.json"])
             # The device model from the op-level blocks: enough parts to
             # fit the backward's rates apart from the forward's.
-            run([tool("pipe-profile"), base + ".mlir", "--granularity", "op",
-                 "--repeats", "9", "--warmup", "3", "--co-runners",
-                 str(devices), "-o", prefix + ".op-table.json",
-                 "--fit-device-model", prefix + ".device.json"])
+            fits = []
+            for f in range(max(1, args.fits)):
+                fit = "%s.device.%d.json" % (prefix, f)
+                run([tool("pipe-profile"), base + ".mlir", "--granularity",
+                     "op", "--repeats", "9", "--warmup", "3", "--co-runners",
+                     str(devices), "-o", prefix + ".op-table.json",
+                     "--fit-device-model", fit])
+                with open(fit) as f:
+                    fits.append(json.load(f))
+            with open(prefix + ".device.json", "w") as f:
+                json.dump(median_model(fits), f, indent=1)
             for source, profile in (("profiled", "=profile=" + prefix +
                                      ".table.json"), ("fitted", "")):
                 run([tool("pipe-opt"), base + ".mlir", "--pipe-lift-params",
