@@ -6,6 +6,7 @@
 
 #include "pipe/Runtime/Status.h"
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -53,6 +54,60 @@ bool parseCount(const char *name, const char *text, long lowest, int &out,
 }
 
 constexpr const char *kFileHeader = "pipe-mlir shared id";
+
+/// The launcher's name for this run (LaunchEnvironment::runId).
+std::string readRunId(const std::function<const char *(const char *)> &get) {
+  auto given = [&](const char *name) {
+    const char *v = get(name);
+    return v ? std::string(v) : std::string();
+  };
+  std::string id = given("PIPE_RUN_ID");
+  if (id.empty() && given("TORCHELASTIC_RUN_ID") != "none")
+    id = given("TORCHELASTIC_RUN_ID"); // "none": torchrun's default
+  if (id.empty() && !given("SLURM_JOB_ID").empty())
+    id = given("SLURM_JOB_ID") +
+         (given("SLURM_STEP_ID").empty() ? "" : "." + given("SLURM_STEP_ID"));
+  if (id.empty())
+    id = given("PMIX_NAMESPACE");
+  for (char &c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+        c != ':' && c != '-')
+      c = '_';
+  return id;
+}
+
+/// The first line of the file: what it is, its run and its size.
+std::string fileHeader(const std::string &runId, size_t bytes) {
+  return format("%s run=%s %zu ", kFileHeader,
+                runId.empty() ? "-" : runId.c_str(), bytes);
+}
+
+/// The run id of a file written by shareThroughFile ("" if none or not
+/// one).
+std::string runIdOf(const std::string &content) {
+  std::string prefix = std::string(kFileHeader) + " run=";
+  if (content.compare(0, prefix.size(), prefix) != 0)
+    return "";
+  size_t end = content.find(' ', prefix.size());
+  std::string id = content.substr(prefix.size(), end == std::string::npos
+                                                     ? std::string::npos
+                                                     : end - prefix.size());
+  return id == "-" ? "" : id;
+}
+
+/// The whole file, or false when it cannot be opened (errno says why).
+bool readFile(const std::string &path, std::string &content) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  content.clear();
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
+    content.append(buffer, n);
+  std::fclose(f);
+  return true;
+}
 
 int nibble(char c) {
   if (c >= '0' && c <= '9')
@@ -102,6 +157,7 @@ bool pipe_rt::readLaunchEnvironment(
       return false;
     }
     e.source = format("%s/%s/%s", set.rank, set.size, set.localRank);
+    e.runId = readRunId(get);
     env = e;
     found = true;
     return true;
@@ -130,16 +186,22 @@ bool pipe_rt::ncclIdSource(const LaunchEnvironment &launch,
 
 int pipe_rt::shareThroughFile(const std::string &path, bool writer, void *data,
                               size_t bytes, double timeoutSeconds,
-                              std::string &error) {
+                              const std::string &runId, std::string &error) {
   const auto *in = static_cast<const unsigned char *>(data);
   if (writer) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
-      error = path + " exists already: an earlier run left it, or another "
-                     "run uses it (remove it, or name another file)";
-      return PIPE_RT_INVALID_ARGUMENT;
+      std::string old, oldRun;
+      if (readFile(path, old))
+        oldRun = runIdOf(old);
+      if (runId.empty() || oldRun.empty() || oldRun == runId) {
+        error = path + " exists already: an earlier run left it, or another "
+                       "run uses it (remove it, or name another file)";
+        return PIPE_RT_INVALID_ARGUMENT;
+      }
+      ::unlink(path.c_str()); // run oldRun's, which is over
     }
-    std::string text = format("%s %zu ", kFileHeader, bytes);
+    std::string text = fileHeader(runId, bytes);
     for (size_t i = 0; i < bytes; ++i)
       text += format("%02x", in[i]);
     text += "\n";
@@ -167,17 +229,15 @@ int pipe_rt::shareThroughFile(const std::string &path, bool writer, void *data,
   }
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeoutSeconds);
-  std::vector<char> text;
+  std::string content, staleRun;
   for (;;) {
-    if (FILE *f = std::fopen(path.c_str(), "rb")) {
-      char buffer[4096];
-      size_t n;
-      while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
-        text.insert(text.end(), buffer, buffer + n);
-      std::fclose(f);
-      break;
-    }
-    if (errno != ENOENT) {
+    if (readFile(path, content)) {
+      // An earlier run's file: wait for rank 0 to replace it.
+      std::string fileRun = runIdOf(content);
+      if (runId.empty() || fileRun.empty() || fileRun == runId)
+        break;
+      staleRun = fileRun;
+    } else if (errno != ENOENT) {
       error = "cannot read " + path + ": " + std::strerror(errno);
       return PIPE_RT_INVALID_ARGUMENT;
     }
@@ -185,12 +245,14 @@ int pipe_rt::shareThroughFile(const std::string &path, bool writer, void *data,
       error = format("%s did not appear within %g s: did rank 0 start (it "
                      "writes the file), and do the ranks share its folder?",
                      path.c_str(), timeoutSeconds);
+      if (!staleRun.empty())
+        error += format(" (it holds the id of run %s, not of this run %s)",
+                        staleRun.c_str(), runId.c_str());
       return PIPE_RT_TIMEOUT;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::string expected = format("%s %zu ", kFileHeader, bytes);
-  std::string content(text.begin(), text.end());
+  std::string expected = fileHeader(runIdOf(content), bytes);
   bool ok = content.size() == expected.size() + 2 * bytes + 1 &&
             content.compare(0, expected.size(), expected) == 0 &&
             content.back() == '\n';

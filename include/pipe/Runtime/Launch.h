@@ -24,6 +24,11 @@ struct LaunchEnvironment {
   /// The variables it came from, "RANK/WORLD_SIZE/LOCAL_RANK" (for
   /// messages).
   std::string source;
+  /// What tells this run from an earlier one, where the launcher says it:
+  /// PIPE_RUN_ID, torchrun's TORCHELASTIC_RUN_ID (but its default "none"),
+  /// SLURM_JOB_ID.SLURM_STEP_ID, or Open MPI's PMIX_NAMESPACE; empty
+  /// without. Only letters, digits and ._:- (others become _).
+  std::string runId;
 };
 
 /// Reads the first of these sets whose rank and size variables are both
@@ -49,14 +54,17 @@ bool ncclIdSource(const LaunchEnvironment &launch,
                   std::string &idFile, std::string &error);
 
 /// Shares `bytes` bytes (an NCCL unique id) through the file `path`, which
-/// every rank can read (a shared file system across hosts): the writer
-/// (rank 0) refuses a file that exists already (left by an earlier run, or
-/// used by another) and writes it whole (a temporary file renamed into
-/// place); the others wait up to `timeoutSeconds` for it, then read `data`.
-/// A file that is not one written here, or of another size, is an error
-/// naming the file. PIPE_RT_* status.
+/// every rank can read (a shared file system across hosts), marked with
+/// `runId` (LaunchEnvironment::runId). The writer (rank 0) writes it whole
+/// (a temporary file linked into place); a file already there is an
+/// earlier run's when both have run ids and they differ (then replaced),
+/// else refused (another run may be using it). The others wait up to
+/// `timeoutSeconds` for a file of their run (with run ids, an earlier
+/// run's is not taken), then read `data`. A file that is not one written
+/// here, or of another size, is an error naming the file. PIPE_RT_* status.
 int shareThroughFile(const std::string &path, bool writer, void *data,
-                     size_t bytes, double timeoutSeconds, std::string &error);
+                     size_t bytes, double timeoutSeconds,
+                     const std::string &runId, std::string &error);
 
 } // namespace pipe_rt
 

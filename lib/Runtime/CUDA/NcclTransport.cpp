@@ -258,7 +258,7 @@ public:
       }
     if (!everyRankMakesIt)
       if (int st = shareThroughFile(idFile, launch.rank == 0, &id, sizeof(id),
-                                    seconds, error))
+                                    seconds, launch.runId, error))
         return st;
     int st = joinWorld(id, seconds, error);
     // Every rank read the file once all joined; a failed start leaves

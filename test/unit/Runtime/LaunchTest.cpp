@@ -139,12 +139,13 @@ TEST(SharedIdFile, ReadersGetTheWritersBytes) {
   std::thread readers[2];
   for (int r = 0; r < 2; ++r)
     readers[r] = std::thread([&, r] {
-      status[r] =
-          shareThroughFile(path, false, got[r], sizeof(got[r]), 10, errors[r]);
+      status[r] = shareThroughFile(path, false, got[r], sizeof(got[r]), 10, "",
+                                   errors[r]);
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::string error;
-  ASSERT_EQ(shareThroughFile(path, true, id, sizeof(id), 10, error), PIPE_RT_OK)
+  ASSERT_EQ(shareThroughFile(path, true, id, sizeof(id), 10, "", error),
+            PIPE_RT_OK)
       << error;
   for (int r = 0; r < 2; ++r) {
     readers[r].join();
@@ -152,7 +153,7 @@ TEST(SharedIdFile, ReadersGetTheWritersBytes) {
     EXPECT_EQ(std::memcmp(got[r], id, sizeof(id)), 0);
   }
   // A second writer refuses the file the first one left.
-  EXPECT_EQ(shareThroughFile(path, true, id, sizeof(id), 10, error),
+  EXPECT_EQ(shareThroughFile(path, true, id, sizeof(id), 10, "", error),
             PIPE_RT_INVALID_ARGUMENT);
   EXPECT_NE(error.find("exists already"), std::string::npos) << error;
   std::remove(path.c_str());
@@ -163,7 +164,7 @@ TEST(SharedIdFile, AReaderTimesOutNamingTheFile) {
   std::remove(path.c_str());
   unsigned char id[16];
   std::string error;
-  EXPECT_EQ(shareThroughFile(path, false, id, sizeof(id), 0.1, error),
+  EXPECT_EQ(shareThroughFile(path, false, id, sizeof(id), 0.1, "", error),
             PIPE_RT_TIMEOUT);
   EXPECT_NE(error.find(path + " did not appear within 0.1 s"),
             std::string::npos)
@@ -173,13 +174,14 @@ TEST(SharedIdFile, AReaderTimesOutNamingTheFile) {
 TEST(SharedIdFile, AForeignOrShortFileIsRefused) {
   std::string path = tempPath("launch-foreign-");
   unsigned char id[4] = {1, 2, 3, 4};
-  for (const char *content :
-       {"hello\n", "pipe-mlir shared id 4 010203\n",
-        "pipe-mlir shared id 8 0102030405060708\n",
-        "pipe-mlir shared id 4 0102030g\n", "pipe-mlir shared id 4 01020304"}) {
+  for (const char *content : {"hello\n", "pipe-mlir shared id run=- 4 010203\n",
+                              "pipe-mlir shared id run=- 8 0102030405060708\n",
+                              "pipe-mlir shared id run=- 4 0102030g\n",
+                              "pipe-mlir shared id run=- 4 01020304",
+                              "pipe-mlir shared id 4 01020304\n"}) {
     std::ofstream(path) << content;
     std::string error;
-    EXPECT_EQ(shareThroughFile(path, false, id, sizeof(id), 1, error),
+    EXPECT_EQ(shareThroughFile(path, false, id, sizeof(id), 1, "", error),
               PIPE_RT_INVALID_ARGUMENT)
         << content;
     EXPECT_NE(error.find(path + " is not an id of 4 bytes"), std::string::npos)
@@ -211,4 +213,55 @@ TEST(NcclIdSource, OneRankOrNcclCommIdNeedsNoFile) {
                        "unique id: set NCCL_COMM_ID=HOST:PORT"),
             std::string::npos)
       << error;
+}
+
+TEST(LaunchEnvironment, RunIds) {
+  auto runId = [](std::map<std::string, std::string> vars) {
+    vars["RANK"] = "0";
+    vars["WORLD_SIZE"] = "2";
+    return readFrom(vars).env.runId;
+  };
+  EXPECT_EQ(runId({}), "");
+  EXPECT_EQ(runId({{"PIPE_RUN_ID", "a b/c"}, {"SLURM_JOB_ID", "7"}}), "a_b_c");
+  // torchrun's default is no id.
+  EXPECT_EQ(runId({{"TORCHELASTIC_RUN_ID", "none"}}), "");
+  EXPECT_EQ(runId({{"TORCHELASTIC_RUN_ID", "job-42"}}), "job-42");
+  EXPECT_EQ(runId({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "3"}}), "7.3");
+  EXPECT_EQ(runId({{"PMIX_NAMESPACE", "prterun-host-1@1"}}),
+            "prterun-host-1_1");
+}
+
+TEST(SharedIdFile, AnEarlierRunsFileIsReplacedNotRead) {
+  std::string path = tempPath("launch-stale-");
+  std::remove(path.c_str());
+  unsigned char old[4] = {1, 2, 3, 4}, fresh[4] = {5, 6, 7, 8}, got[4] = {};
+  std::string error;
+  ASSERT_EQ(shareThroughFile(path, true, old, 4, 10, "run-1", error),
+            PIPE_RT_OK)
+      << error;
+  // A reader of run 2 does not take run 1's id: it waits for its own.
+  int status = -1;
+  std::string readError;
+  std::thread reader([&] {
+    status = shareThroughFile(path, false, got, 4, 10, "run-2", readError);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(shareThroughFile(path, true, fresh, 4, 10, "run-2", error),
+            PIPE_RT_OK)
+      << error;
+  reader.join();
+  ASSERT_EQ(status, PIPE_RT_OK) << readError;
+  EXPECT_EQ(std::memcmp(got, fresh, 4), 0);
+  // The same run's file, or one without run ids, is refused.
+  EXPECT_EQ(shareThroughFile(path, true, fresh, 4, 10, "run-2", error),
+            PIPE_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(shareThroughFile(path, true, fresh, 4, 10, "", error),
+            PIPE_RT_INVALID_ARGUMENT);
+  // A reader that only finds an earlier run's file says so.
+  EXPECT_EQ(shareThroughFile(path, false, got, 4, 0.1, "run-3", error),
+            PIPE_RT_TIMEOUT);
+  EXPECT_NE(error.find("it holds the id of run run-2, not of this run run-3"),
+            std::string::npos)
+      << error;
+  std::remove(path.c_str());
 }
