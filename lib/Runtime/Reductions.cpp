@@ -354,18 +354,25 @@ int packGradientsOnDevice(pipe_rt_device_ctx *ctx,
   return PIPE_RT_OK;
 }
 
-/// Completes a bucket the transport summed in place (`summed`, after
-/// finishReplicaReduce): each trainable param's gradient becomes its slice.
-int unpackSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
-                       int step, const Buffer &summed, const std::string &what,
-                       std::string &error) {
+/// Completes a bucket the transport sums in place (`summed`, started by
+/// startReplicaReduce as `request` at `t0`): waits for it, then each
+/// trainable param's gradient becomes its slice. A failed wait leaves the
+/// buffer with the run: a collective cannot be cancelled.
+int finishSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
+                       int step, const BufferPtr &summed, uint64_t request,
+                       double t0, const std::string &what, std::string &error) {
   RunState &run = *ctx->run;
   const Manifest &m = *run.m;
+  if (int st = finishReplicaReduce(run, ctx->device, request, error)) {
+    std::lock_guard<std::mutex> lock(run.abandonedMu);
+    run.abandoned.push_back(summed);
+    return st;
+  }
   uint64_t offset = 0;
   for (int p : params) {
     uint64_t n = m.types[m.params[p].type].bytes();
     const void *slice =
-        static_cast<const unsigned char *>(summed.data) + offset;
+        static_cast<const unsigned char *>(summed->data) + offset;
     offset += n;
     // No gradient here means none on any replica (the same program).
     if (!gradientOf(ctx, p, step) || !m.params[p].trainable)
@@ -380,6 +387,8 @@ int unpackSummedBucket(pipe_rt_device_ctx *ctx, const std::vector<int> &params,
     std::lock_guard<std::mutex> lock(ds.mu);
     ds.grads[{p, step}] = total;
   }
+  run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
+                 TrackKind::Compute, ctx->device, t0, run.now());
   return PIPE_RT_OK;
 }
 
@@ -407,21 +416,10 @@ int sumOverReplicas(pipe_rt_device_ctx *ctx, int param, int step,
       st = startReplicaReduce(run, ctx->device, onDevice->data,
                               uint64_t(t.numel), commDtype(t.dtype), request,
                               error);
-    if (st == PIPE_RT_OK) {
-      st = finishReplicaReduce(run, ctx->device, request, error);
-      if (st != PIPE_RT_OK) {
-        // A collective cannot be cancelled: the buffer goes with the run.
-        std::lock_guard<std::mutex> lock(run.abandonedMu);
-        run.abandoned.push_back(onDevice);
-      }
-    }
     if (st == PIPE_RT_OK)
-      st = unpackSummedBucket(ctx, {param}, step, *onDevice, what, error);
-    if (st != PIPE_RT_OK)
-      return fail(ctx, st, what + ": " + error);
-    run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
-                   TrackKind::Compute, ctx->device, t0, run.now());
-    return PIPE_RT_OK;
+      st = finishSummedBucket(ctx, {param}, step, onDevice, request, t0, what,
+                              error);
+    return st == PIPE_RT_OK ? st : fail(ctx, st, what + ": " + error);
   }
   if (run.ranks.replicas > 2) {
     // The param as a bucket of one, summed by owners at once.
@@ -791,16 +789,8 @@ int64_t pipe_rt_comm_allreduce_start(pipe_rt_comm *comm, void *buffer,
     double t0 = run.now();
     token->onDone = [ctx, params, step, what, onDevice, request,
                      t0](std::string &error) {
-      RunState &run = *ctx->run;
-      if (int st = finishReplicaReduce(run, ctx->device, request, error)) {
-        std::lock_guard<std::mutex> lock(run.abandonedMu);
-        run.abandoned.push_back(onDevice);
-        return st;
-      }
-      int st = unpackSummedBucket(ctx, params, step, *onDevice, what, error);
-      run.traceEvent(traceName(what + " (replica all-reduce)"), "collective",
-                     TrackKind::Compute, ctx->device, t0, run.now());
-      return st;
+      return finishSummedBucket(ctx, params, step, onDevice, request, t0, what,
+                                error);
     };
   } else if (run.localReplicas > 1) {
     // In-process replicas meet at the wait, param by param.

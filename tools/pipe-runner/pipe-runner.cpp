@@ -271,14 +271,15 @@ int main(int argc, char **argv) {
 #endif
 #ifdef PIPE_RUNNER_CUDA
   pipe_rt::LaunchEnvironment launch;
-  std::string ncclIdFile;
   if (transportName == "nccl" && !ncclBetweenRanks) {
-    std::string problem;
+    // Checked here as well as by the transport: a usage error before any
+    // artifact is loaded.
+    std::string problem, idFile;
     if (!pipe_rt::readLaunchEnvironment(std::getenv, launch, ncclWithoutMpi,
                                         problem))
       return die("--transport nccl: " + problem, pipe_rt::ExitUsage);
     if (ncclWithoutMpi &&
-        !pipe_rt::ncclIdSource(launch, std::getenv, ncclIdFile, problem))
+        !pipe_rt::ncclIdSource(launch, std::getenv, idFile, problem))
       return die("--transport nccl: " + problem, pipe_rt::ExitUsage);
     if (ncclWithoutMpi && launch.size > 1 && devicesPerRank != 1)
       return die("--transport nccl without MPI (" + launch.source +
@@ -444,7 +445,7 @@ int main(int argc, char **argv) {
 #endif
 #ifdef PIPE_RUNNER_CUDA
   if (ncclWithoutMpi) {
-    transport = pipe_rt::createNcclTransport(session, launch, ncclIdFile,
+    transport = pipe_rt::createNcclTransport(session, launch,
                                              options.watchdog_seconds, message);
     if (!transport) {
       pipe_rt_session_destroy(session);

@@ -34,14 +34,13 @@ createNcclTransport(pipe_rt_session *session,
 
 /// The same without a bootstrap, for ranks started by a launcher without
 /// MPI (`launch`, readLaunchEnvironment): makes the communicator of all
-/// ranks now, from NCCL's unique id that every rank makes (`idFile` empty)
-/// or that rank 0 writes to `idFile` (ncclIdSource, shareThroughFile; the
-/// file is removed once every rank joined), waiting at most
-/// `watchdogSeconds` for the others. Every other
-/// message goes through it too, so each rank must run one device.
+/// ranks now, from NCCL's unique id that every rank makes or that rank 0
+/// writes to a file (ncclIdSource decides, from the environment;
+/// shareThroughFile; the file is removed once every rank joined), waiting
+/// at most `watchdogSeconds` for the others. Every other message goes
+/// through it too, so each rank must run one device.
 std::shared_ptr<Transport> createNcclTransport(pipe_rt_session *session,
                                                const LaunchEnvironment &launch,
-                                               const std::string &idFile,
                                                double watchdogSeconds,
                                                std::string &error);
 

@@ -78,7 +78,7 @@ pipe_rt::createNcclTransport(pipe_rt_session *, std::shared_ptr<Transport>,
 
 std::shared_ptr<Transport>
 pipe_rt::createNcclTransport(pipe_rt_session *, const LaunchEnvironment &,
-                             const std::string &, double, std::string &error) {
+                             double, std::string &error) {
   NcclCopies::built(error);
   return nullptr;
 }
@@ -275,20 +275,11 @@ public:
 
   /// The communicator of all ranks from `id`, waited for up to `seconds`.
   int joinWorld(const ncclUniqueId &id, double seconds, std::string &error) {
-    ncclConfig_t config = nonBlocking();
-    ncclComm_t comm = nullptr;
-    ncclResult_t r =
-        ncclCommInitRankConfig(&comm, launch.size, id, launch.rank, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
-      error = ncclFailure("ncclCommInitRankConfig", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
-    world = comm;
-    return settle(comm, seconds,
-                  format("not every one of the %d ranks joined within %g s: "
-                         "is one stuck, or did it not start?",
-                         launch.size, seconds),
-                  error);
+    return initComm(world, launch.size, id, launch.rank, seconds,
+                    format("not every one of the %d ranks joined within %g s: "
+                           "is one stuck, or did it not start?",
+                           launch.size, seconds),
+                    error);
   }
 
   int connect(const std::vector<Link> &all, const std::vector<int> &placeOnHost,
@@ -450,21 +441,12 @@ public:
       }
       if (!bootstrap)
         continue; // split below
-      ncclConfig_t config = nonBlocking();
-      ncclComm_t comm = nullptr;
-      ncclResult_t r = ncclCommInitRankConfig(&comm, int(group.size()), id,
-                                              positions[d], &config);
-      if (r != ncclSuccess && r != ncclInProgress) {
-        error = ncclFailure("ncclCommInitRankConfig", r);
-        return PIPE_RT_DEVICE_ERROR;
-      }
-      entry.comm = comm;
-      if (int st =
-              settle(comm, watchdogSeconds,
-                     format("the replicas of device %d (ranks %s) did "
-                            "not join within %g s: is one stuck?",
-                            int(d), entry.replicas.c_str(), watchdogSeconds),
-                     error)) {
+      if (int st = initComm(
+              entry.comm, int(group.size()), id, positions[d], watchdogSeconds,
+              format("the replicas of device %d (ranks %s) did not join "
+                     "within %g s: is one stuck?",
+                     int(d), entry.replicas.c_str(), watchdogSeconds),
+              error)) {
         abortTransfers();
         return st;
       }
@@ -474,33 +456,13 @@ public:
     if (bootstrap || groups.empty())
       return PIPE_RT_OK;
     // Without MPI: one split of the communicator of all ranks (collective).
-    ncclConfig_t config = nonBlocking();
-    ncclComm_t comm = nullptr;
-    ncclComm_t parent = world.load();
-    ncclResult_t r = parent ? ncclCommSplit(parent, color, key, &comm, &config)
-                            : ncclInvalidUsage;
-    if (r != ncclSuccess && r != ncclInProgress) {
-      error = ncclFailure("ncclCommSplit", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
-    std::string late = format("not every rank made the communicators of the "
-                              "replicas within %g s: is one stuck?",
-                              watchdogSeconds);
-    int st = settle(parent, watchdogSeconds, late, error);
-    if (!st && splitDevice >= 0) {
-      links[replicaKey(splitDevice)].comm = comm;
-      st = comm ? settle(comm, watchdogSeconds, late, error)
-                : (error = "ncclCommSplit gave no communicator",
-                   int(PIPE_RT_DEVICE_ERROR));
-    }
-    if (st) {
-      bool kept = splitDevice >= 0 && comm &&
-                  links[replicaKey(splitDevice)].comm.load() == comm;
-      abortTransfers();
-      if (comm && !kept)
-        ncclCommAbort(comm);
-    }
-    return st;
+    return splitComm(splitDevice >= 0 ? &links[replicaKey(splitDevice)]
+                                      : nullptr,
+                     color, key,
+                     format("not every rank made the communicators of the "
+                            "replicas within %g s: is one stuck?",
+                            watchdogSeconds),
+                     error);
   }
 
   int allReduce(int device, void *data, uint64_t count, int dtype,
@@ -698,20 +660,28 @@ private:
                   what, watchdogSeconds, peer);
   }
 
+  /// A communicator from `id`, NCCL rank `rank` of `nranks`, into `slot`,
+  /// waited for up to `seconds` (`late` then says who is late).
+  int initComm(std::atomic<ncclComm_t> &slot, int nranks,
+               const ncclUniqueId &id, int rank, double seconds,
+               const std::string &late, std::string &error) {
+    ncclConfig_t config = nonBlocking();
+    ncclComm_t comm = nullptr;
+    ncclResult_t r = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      error = ncclFailure("ncclCommInitRankConfig", r);
+      return PIPE_RT_DEVICE_ERROR;
+    }
+    slot = comm;
+    return settle(comm, seconds, late, error);
+  }
+
   /// The link's communicator from its unique id (the sender is NCCL rank 0).
   int initLink(LinkState &link, const ncclUniqueId &id,
                const std::string &where, std::string &error) {
-    ncclConfig_t config = nonBlocking();
-    ncclComm_t comm = nullptr;
-    ncclResult_t r =
-        ncclCommInitRankConfig(&comm, 2, id, link.sending ? 0 : 1, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
-      error = where + ": " + ncclFailure("ncclCommInitRankConfig", r);
-      return PIPE_RT_DEVICE_ERROR;
-    }
-    link.comm = comm;
-    if (int st = settle(comm, watchdogSeconds,
-                        lateRank(link.peerRank, "join the link"), error)) {
+    if (int st =
+            initComm(link.comm, 2, id, link.sending ? 0 : 1, watchdogSeconds,
+                     lateRank(link.peerRank, "join the link"), error)) {
       error = where + ": " + error;
       abortTransfers();
       return st;
@@ -724,41 +694,49 @@ private:
   /// not on it).
   int split(LinkState *link, bool sending, const Link &l,
             const std::string &where, std::string &error) {
+    int st = splitComm(link, link ? 0 : NCCL_SPLIT_NOCOLOR, sending ? 0 : 1,
+                       format("not every rank made the communicator of link "
+                              "%d -> %d within %g s: is one stuck?",
+                              l.fromDevice, l.toDevice, watchdogSeconds),
+                       error);
+    if (st && !where.empty())
+      error = where + ": " + error;
+    return st;
+  }
+
+  /// A communicator split from the one of all ranks into `entry` (null,
+  /// with NCCL_SPLIT_NOCOLOR, where this rank is in none): collective over
+  /// every rank, waited for under the watchdog (`late`). On failure every
+  /// communicator is aborted.
+  int splitComm(LinkState *entry, int color, int key, const std::string &late,
+                std::string &error) {
     ncclConfig_t config = nonBlocking();
     ncclComm_t comm = nullptr;
     ncclComm_t parent = world.load();
-    ncclResult_t r = parent
-                         ? ncclCommSplit(parent, link ? 0 : NCCL_SPLIT_NOCOLOR,
-                                         sending ? 0 : 1, &comm, &config)
-                         : ncclInvalidUsage;
+    ncclResult_t r = parent ? ncclCommSplit(parent, color, key, &comm, &config)
+                            : ncclInvalidUsage;
     if (r != ncclSuccess && r != ncclInProgress) {
-      error = (where.empty() ? std::string() : where + ": ") +
-              ncclFailure("ncclCommSplit", r);
+      error = ncclFailure("ncclCommSplit", r);
       return PIPE_RT_DEVICE_ERROR;
     }
     // The split is done when the parent's state says so; only then is
     // `comm` set.
-    std::string late =
-        format("not every rank made the communicator of link %d -> %d "
-               "within %g s: is one stuck?",
-               l.fromDevice, l.toDevice, watchdogSeconds);
     int st = settle(parent, watchdogSeconds, late, error);
-    if (!st && link && !comm) {
+    if (!st && entry && !comm) {
       error = "ncclCommSplit gave no communicator";
       st = PIPE_RT_DEVICE_ERROR;
     }
-    if (!st && link) {
-      link->comm = comm;
+    if (!st && entry) {
+      entry->comm = comm;
       st = settle(comm, watchdogSeconds, late, error);
     }
     if (st) {
       // Aborting the parent ends the split, which may then still write a
       // half-made communicator into `comm`: abort that one after.
-      bool inLink = comm && link && link->comm.load() == comm;
-      abortTransfers(); // the link's too
-      if (comm && !inLink)
+      bool inEntry = comm && entry && entry->comm.load() == comm;
+      abortTransfers(); // the entry's too
+      if (comm && !inEntry)
         ncclCommAbort(comm);
-      error = (where.empty() ? std::string() : where + ": ") + error;
     }
     return st;
   }
@@ -1124,10 +1102,13 @@ pipe_rt::createNcclTransport(pipe_rt_session *session,
   return std::make_shared<NcclTransport>(session, std::move(bootstrap));
 }
 
-std::shared_ptr<Transport> pipe_rt::createNcclTransport(
-    pipe_rt_session *session, const LaunchEnvironment &launch,
-    const std::string &idFile, double watchdogSeconds, std::string &error) {
-  if (!usable(session, false, error))
+std::shared_ptr<Transport>
+pipe_rt::createNcclTransport(pipe_rt_session *session,
+                             const LaunchEnvironment &launch,
+                             double watchdogSeconds, std::string &error) {
+  std::string idFile;
+  if (!usable(session, false, error) ||
+      !ncclIdSource(launch, std::getenv, idFile, error))
     return nullptr;
   auto transport = std::make_shared<NcclTransport>(session, launch);
   if (transport->startWorld(idFile, watchdogSeconds, error)) {
