@@ -81,3 +81,35 @@ mlir::pipe::fitPhaseRates(llvm::ArrayRef<MeasuredPart> parts) {
     return both.takeError();
   return FittedPhaseRates{*both, *both, /*apart=*/false};
 }
+
+PhaseScales
+mlir::pipe::getReferenceScales(const FittedPhaseRates &rates,
+                               llvm::ArrayRef<MeasuredPart> reference) {
+  double measured[2] = {0, 0}, predicted[2] = {0, 0};
+  for (const MeasuredPart &part : reference) {
+    if (!(part.seconds > 0))
+      continue;
+    const FittedRates &r = part.backward ? rates.backward : rates.forward;
+    measured[part.backward] += part.seconds;
+    predicted[part.backward] +=
+        part.flops / r.peakFlops + part.bytes / r.memoryBandwidth;
+  }
+  auto scale = [&](int phase) {
+    return measured[phase] > 0 && predicted[phase] > 0
+               ? measured[phase] / predicted[phase]
+               : 1.0;
+  };
+  return {scale(0), scale(1)};
+}
+
+FittedPhaseRates mlir::pipe::scaleToReference(const FittedPhaseRates &rates,
+                                              const PhaseScales &scales) {
+  auto scaled = [](FittedRates r, double scale) {
+    return FittedRates{r.peakFlops / scale, r.memoryBandwidth / scale};
+  };
+  FittedPhaseRates out{scaled(rates.forward, scales.forward),
+                       scaled(rates.backward, scales.backward), rates.apart};
+  // One joint fit scaled by two factors gives each phase its own rates.
+  out.apart |= scales.forward != scales.backward;
+  return out;
+}

@@ -26,6 +26,9 @@ void *hostAlloc(uint64_t bytes) {
 }
 void hostFree(void *p) { ::operator delete(p, kAlign); }
 
+/// Copies a strided view into dense memory: one memcpy when the view is
+/// dense, else one per row of its innermost dimension when that is
+/// contiguous, else one per element.
 void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
                  const int64_t *strides, size_t es) {
   size_t rank = shape.size();
@@ -34,13 +37,27 @@ void copyStrided(char *dst, const char *src, const std::vector<int64_t> &shape,
     numel *= d;
   if (numel == 0)
     return;
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t n = 0; n < numel; ++n) {
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t i = rank; i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expect)
+      dense = false;
+    expect *= shape[i];
+  }
+  if (dense) {
+    std::memcpy(dst, src, size_t(numel) * es);
+    return;
+  }
+  int64_t run = rank && strides[rank - 1] == 1 ? shape[rank - 1] : 1;
+  size_t outer = run > 1 ? rank - 1 : rank;
+  std::vector<int64_t> idx(outer, 0);
+  for (int64_t n = 0; n < numel; n += run) {
     int64_t off = 0;
-    for (size_t i = 0; i < rank; ++i)
+    for (size_t i = 0; i < outer; ++i)
       off += idx[i] * strides[i];
-    std::memcpy(dst + n * es, src + off * int64_t(es), es);
-    for (size_t i = rank; i-- > 0;) {
+    std::memcpy(dst + n * int64_t(es), src + off * int64_t(es),
+                size_t(run) * es);
+    for (size_t i = outer; i-- > 0;) {
       if (++idx[i] < shape[i])
         break;
       idx[i] = 0;

@@ -78,12 +78,16 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
                            stage with M in flight does (colder caches)
   -o FILE                  the table (default: standard output)
   --fit-device-model FILE  also fit a --device-model JSON to the table
+  --fit-reference G        scale the fitted rates, per phase, so that the
+                           blocks at granularity G (default layer; profiled
+                           too when --granularity differs) take their
+                           measured time in sum
 )";
 
 /// Of the ingest flags only --loss is pipe-profile's.
 struct Flags : pipe::ModelIngestFlags {
   std::string model, preset = "tiny-gpt", granularity = "layer";
-  std::string output = "-", fitDeviceModel;
+  std::string output = "-", fitDeviceModel, fitReference = "layer";
   int64_t batch = 0, repeats = 5, warmup = 2, coRunners = 1, microbatches = 1;
 };
 
@@ -135,7 +139,15 @@ bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
       ok = value(flags.output);
     else if (a == "--fit-device-model")
       ok = value(flags.fitDeviceModel);
-    else if (!a.empty() && a[0] != '-' && flags.model.empty())
+    else if (a == "--fit-reference") {
+      ok = value(flags.fitReference);
+      if (ok &&
+          !llvm::is_contained({"op", "layer", "coarse"}, flags.fitReference)) {
+        error = "--fit-reference wants op, layer or coarse, got '" +
+                flags.fitReference + "'";
+        return false;
+      }
+    } else if (!a.empty() && a[0] != '-' && flags.model.empty())
       flags.model = a;
     else {
       error = "unknown argument '" + a + "' (see --help)";
@@ -667,6 +679,8 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
 }
 
 llvm::json::Value deviceModelJson(const pipe::FittedPhaseRates &rates,
+                                  const pipe::PhaseScales &scales,
+                                  const Flags &flags,
                                   const MachineTerms &machine,
                                   double optimizerParamsPerSecond) {
   uint64_t memory =
@@ -693,6 +707,12 @@ llvm::json::Value deviceModelJson(const pipe::FittedPhaseRates &rates,
                           "backward_memory_bandwidth over the backward parts"
                         : "block parts (too few to fit the backward's "
                           "apart)") +
+           llvm::formatv(" of the {0}-level blocks, divided by {1:f2} "
+                         "(forward) and {2:f2} (backward) so that the "
+                         "{3}-level blocks' summed times are met",
+                         flags.granularity, scales.forward, scales.backward,
+                         flags.fitReference)
+               .str() +
            "; links and host copies are timed sends and copies of the "
            "runtime's devices (docs/profiler.md)."},
       {"devices", std::move(devices)},
@@ -768,12 +788,31 @@ int profile(const Flags &flags) {
   // Fitted before anything is written: a rate the blocks cannot resolve
   // fails the run and leaves every output as it was.
   pipe::FittedPhaseRates rates;
+  pipe::PhaseScales scales;
   if (!flags.fitDeviceModel.empty()) {
     llvm::Expected<pipe::FittedPhaseRates> fitted =
         pipe::fitPhaseRates(getMeasuredParts(blocks));
     if (!fitted)
       return fail(llvm::toString(fitted.takeError()));
-    rates = *fitted;
+    // The reference blocks' forward and fused backward: gpipe with
+    // recompute runs both.
+    std::vector<BlockInfo> referenceBlocks;
+    const std::vector<BlockInfo> *reference = &blocks;
+    if (flags.fitReference != flags.granularity) {
+      Flags coarse = flags;
+      coarse.granularity = flags.fitReference;
+      Measured measured;
+      if (failed(collectBlocks(*module, coarse, referenceBlocks)))
+        return fail("forming the " + flags.fitReference +
+                    "-level blocks failed (see above)");
+      if (failed(measureSchedule(*module, coarse, "gpipe", /*recompute=*/true,
+                                 dir, measured, error)))
+        return fail(error);
+      collectParts(measured, referenceBlocks);
+      reference = &referenceBlocks;
+    }
+    scales = pipe::getReferenceScales(*fitted, getMeasuredParts(*reference));
+    rates = pipe::scaleToReference(*fitted, scales);
   }
 
   llvm::json::Value table =
@@ -787,7 +826,7 @@ int profile(const Flags &flags) {
     if (llvm::Error err = pipe::writeOutputFile(
             flags.fitDeviceModel, [&](llvm::raw_ostream &os) {
               os << llvm::formatv("{0:2}",
-                                  deviceModelJson(rates, machine,
+                                  deviceModelJson(rates, scales, flags, machine,
                                                   optimizerParamsPerSecond))
                  << "\n";
             }))

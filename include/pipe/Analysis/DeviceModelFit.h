@@ -2,8 +2,9 @@
 //
 // pipe-profile --fit-device-model (docs/profiler.md) fits the two rates of a
 // device model, peak FLOP/s and memory bandwidth, to the measured times of
-// the blocks' parts against their analytic FLOPs and bytes. A rate the
-// measurements cannot resolve is an error, never a made-up number.
+// the blocks' parts against their analytic FLOPs and bytes, and scales them
+// to the measured times of other (coarser) blocks. A rate the measurements
+// cannot resolve is an error, never a made-up number.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +51,25 @@ struct FittedPhaseRates {
 };
 llvm::Expected<FittedPhaseRates>
 fitPhaseRates(llvm::ArrayRef<MeasuredPart> parts);
+
+/// How much slower (> 1) or faster (< 1) the `reference` parts ran, summed
+/// per phase, than `rates` predict: the factor each phase's rates are
+/// divided by in scaleToReference. 1 for a phase without timed parts.
+struct PhaseScales {
+  double forward = 1, backward = 1;
+};
+PhaseScales getReferenceScales(const FittedPhaseRates &rates,
+                               llvm::ArrayRef<MeasuredPart> reference);
+
+/// `rates` with each phase's two rates divided by its scale, so that the
+/// reference parts' summed analytic time is their summed measured time.
+/// Rates fitted on fine blocks (one op each, enough parts to resolve the
+/// rates) and scaled to coarse ones (a layer each, as the plans run them)
+/// keep the fine blocks' ratio of FLOP to byte cost and take the coarse
+/// blocks' level: ops inside one block run faster than as blocks of their
+/// own, which pay a runtime action each and find colder caches.
+FittedPhaseRates scaleToReference(const FittedPhaseRates &rates,
+                                  const PhaseScales &scales);
 
 } // namespace mlir::pipe
 

@@ -137,4 +137,41 @@ TEST(DeviceModelFit, TooFewBackwardPartsFitBothPhasesTogether) {
   EXPECT_EQ(rates->forward.memoryBandwidth, rates->backward.memoryBandwidth);
 }
 
+TEST(DeviceModelFit, ScalingMeetsTheReferencePartsSummedTimePerPhase) {
+  // Rates of fine parts; the coarse parts run 20% faster forward and 10%
+  // slower backward than those rates predict.
+  FittedPhaseRates rates{{5e10, 2e10}, {2.5e10, 1e10}, /*apart=*/true};
+  std::vector<MeasuredPart> reference;
+  for (bool backward : {false, true})
+    for (MeasuredPart part :
+         timedParts(backward ? 2.5e10 : 5e10, backward ? 1e10 : 2e10)) {
+      part.seconds *= backward ? 1.1 : 0.8;
+      part.backward = backward;
+      reference.push_back(part);
+    }
+  reference.push_back({1e9, 1e9, 0, /*backward=*/false}); // did not run
+  PhaseScales scales = getReferenceScales(rates, reference);
+  EXPECT_NEAR(scales.forward, 0.8, 1e-12);
+  EXPECT_NEAR(scales.backward, 1.1, 1e-12);
+  FittedPhaseRates scaled = scaleToReference(rates, scales);
+  EXPECT_TRUE(scaled.apart);
+  EXPECT_NEAR(scaled.forward.peakFlops, 5e10 / 0.8, 1e-2);
+  EXPECT_NEAR(scaled.forward.memoryBandwidth, 2e10 / 0.8, 1e-2);
+  EXPECT_NEAR(scaled.backward.peakFlops, 2.5e10 / 1.1, 1e-2);
+  EXPECT_NEAR(scaled.backward.memoryBandwidth, 1e10 / 1.1, 1e-2);
+}
+
+TEST(DeviceModelFit, PhasesWithoutReferenceTimesKeepTheirRates) {
+  FittedPhaseRates rates{{5e10, 2e10}, {5e10, 2e10}, /*apart=*/false};
+  std::vector<MeasuredPart> reference = timedParts(2.5e10, 1e10);
+  PhaseScales scales = getReferenceScales(rates, reference);
+  EXPECT_NEAR(scales.forward, 2.0, 1e-12);
+  EXPECT_EQ(scales.backward, 1.0);
+  FittedPhaseRates scaled = scaleToReference(rates, scales);
+  // A joint fit scaled apart: the phases now have rates of their own.
+  EXPECT_TRUE(scaled.apart);
+  EXPECT_EQ(scaled.backward.peakFlops, 5e10);
+  EXPECT_NEAR(scaled.forward.peakFlops, 2.5e10, 1e-2);
+}
+
 } // namespace
