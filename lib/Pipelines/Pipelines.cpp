@@ -73,6 +73,7 @@ llvm::Error pipe::buildLiftPipeline(OpPassManager &pm,
   PipeLiftParamsOptions lift;
   lift.init = options.init;
   lift.initSeed = options.initSeed;
+  lift.liftSplats = options.liftSplats;
   pm.addPass(createPipeLiftParams(lift));
   if (!options.freeze.empty()) {
     PipeFreezeParamsOptions freeze;

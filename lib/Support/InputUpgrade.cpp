@@ -162,6 +162,22 @@ StringRef mlir22Form(StringRef op) {
   return {};
 }
 
+/// TOSA's convolutions, which took their zero points as an attribute
+/// (`quantization_info`, absent for floats) until MLIR 20.
+bool isConvolution(StringRef op) {
+  return llvm::is_contained({"tosa.conv2d", "tosa.conv3d",
+                             "tosa.depthwise_conv2d", "tosa.transpose_conv2d"},
+                            op);
+}
+
+constexpr const char *kFullyConnected =
+    "tosa.fully_connected is older TOSA syntax, which MLIR 22 rejects (the op "
+    "was removed in MLIR 20): MLIR 22 writes a dense layer as `tosa.matmul` "
+    "of 3-d tensors (the input reshaped to 1xNxIC, the weight transposed and "
+    "reshaped to 1xICxOC, with zero points as operands) followed by "
+    "`tosa.reshape` and `tosa.add` of the bias; re-export with a newer TOSA "
+    "exporter";
+
 /// The attributes of older TOSA ops that MLIR 22 no longer has.
 ArrayRef<StringRef> oldTosaAttributes(StringRef op) {
   static const StringRef reshape[] = {"new_shape"};
@@ -198,6 +214,8 @@ private:
   void upgradeAttrsToOperands(StringRef name, size_t begin, size_t end);
   void checkTranspose(size_t begin, size_t end);
   void checkPad(size_t begin, size_t end);
+  void upgradeConvolution(StringRef name, size_t begin, size_t end);
+  void upgradeClamp(size_t begin, size_t end);
 
   size_t lineEnd(size_t i) const {
     size_t eol = text.find('\n', i);
@@ -291,6 +309,12 @@ void Upgrader::handleCustom(StringRef name, size_t begin, size_t end) {
     checkTranspose(begin, end);
   else if (name == "tosa.pad")
     checkPad(begin, end);
+  else if (isConvolution(name))
+    upgradeConvolution(name, begin, end);
+  else if (name == "tosa.clamp")
+    upgradeClamp(begin, end);
+  else if (name == "tosa.fully_connected")
+    report(begin, kFullyConnected);
   else if (!oldTosaAttributes(name).empty())
     upgradeAttrsToOperands(name, begin, end);
 }
@@ -300,6 +324,8 @@ void Upgrader::handleGeneric(StringRef name, size_t begin, size_t end) {
     upgradeConstValue(begin, end);
     return;
   }
+  if (name == "tosa.fully_connected")
+    return report(begin, kFullyConnected);
   if (name != "tensor.expand_shape" && oldTosaAttributes(name).empty())
     return;
   // "op"(operands) <{properties}> {attributes}: the first dictionary.
@@ -447,8 +473,6 @@ void Upgrader::upgradeAttrsToOperands(StringRef name, size_t begin,
     report(begin, llvm::Twine(what) + "; " + why +
                       "re-export with a newer TOSA exporter");
   };
-  if (name == "tosa.clamp")
-    return refuse("");
   if (!upgrade)
     return refuse("leave --pipe-upgrade-input on, or ");
   if (found.size() != keys.size())
@@ -504,6 +528,166 @@ void Upgrader::upgradeAttrsToOperands(StringRef name, size_t begin,
   warn(begin, name,
        "upgraded older syntax: " + name + " attribute(s) " + shown +
            " are now operands defined right before it, as MLIR 22 has them");
+}
+
+/// A convolution of the old form has three operands (input, weight, bias):
+/// MLIR 22 adds the input's and the weight's zero points as operands and
+/// the accumulator type as an attribute. A float one is upgraded with zero
+/// zero points and an f32 accumulator, what the old form meant; a quantized
+/// one (`quantization_info`) is left to a newer exporter.
+void Upgrader::upgradeConvolution(StringRef name, size_t begin, size_t end) {
+  size_t open = findOnLine(end, "{:");
+  if (open == StringRef::npos)
+    return;
+  size_t limit = lineEnd(open);
+  size_t close = text[open] == '{' ? matchClose(open, limit) : open;
+  if (close == StringRef::npos)
+    return;
+  size_t colon = text[open] == '{' ? skipSpace(close) : open;
+  if (colon >= limit || text[colon] != ':')
+    return;
+  size_t types = skipSpace(colon + 1);
+  size_t typesEnd = types < limit && text[types] == '('
+                        ? matchClose(types, limit)
+                        : StringRef::npos;
+  if (typesEnd == StringRef::npos)
+    return;
+  SmallVector<StringRef> operandTypes =
+      splitTopLevel(text.slice(types + 1, typesEnd - 1));
+  if (operandTypes.size() != 3)
+    return;
+  SmallVector<DictEntry> entries;
+  if (text[open] == '{')
+    entries = parseDict(text.slice(open + 1, close - 1));
+  auto elementOf = [](StringRef type) {
+    StringRef inner = type.rsplit('>').first;
+    return inner.rsplit('x').second;
+  };
+  StringRef inputElement = elementOf(operandTypes[0]);
+  StringRef weightElement = elementOf(operandTypes[1]);
+  std::string what =
+      (name +
+       " with three operands is older TOSA syntax, which MLIR 22 "
+       "rejects: MLIR 22 writes `" +
+       name +
+       " %input, %weight, %bias, %input_zp, %weight_zp {acc_type = f32, "
+       "...}` with the zero points `tosa.const`s of shape 1 and the input's "
+       "and the weight's element types")
+          .str();
+  auto refuse = [&](StringRef why) {
+    report(begin, llvm::Twine(what) + "; " + why +
+                      "re-export with a newer TOSA exporter");
+  };
+  bool isFloat = llvm::is_contained({"f32", "f16", "bf16"}, inputElement) &&
+                 llvm::is_contained({"f32", "f16", "bf16"}, weightElement);
+  if (!isFloat || llvm::any_of(entries, [](const DictEntry &e) {
+        return e.key == "quantization_info";
+      }))
+    return refuse("a quantized convolution is not upgraded: ");
+  if (!upgrade)
+    return refuse("leave --pipe-upgrade-input on, or ");
+  size_t stmt = statementBegin(begin);
+  if (stmt == StringRef::npos)
+    return refuse("the op is not alone on its line, so it is not upgraded: ");
+  std::string input = "%__pipe_upgrade_" + std::to_string(fresh++);
+  std::string weight = "%__pipe_upgrade_" + std::to_string(fresh++);
+  auto zeroPoint = [](const std::string &id, StringRef element) {
+    return id + " = \"tosa.const\"() <{values = dense<0.0> : tensor<1x" +
+           element.str() + ">}> : () -> tensor<1x" + element.str() + "> ";
+  };
+  edits.push_back(
+      {stmt, 0,
+       zeroPoint(input, inputElement) + zeroPoint(weight, weightElement)});
+  // The zero points follow the bias operand, right before the attributes
+  // or the colon.
+  size_t operandsEnd = text[open] == '{' ? open : colon;
+  while (operandsEnd > end && text[operandsEnd - 1] == ' ')
+    --operandsEnd;
+  edits.push_back({operandsEnd, 0, ", " + input + ", " + weight});
+  if (text[open] == '{')
+    edits.push_back(
+        {open + 1, 0, entries.empty() ? "acc_type = f32" : "acc_type = f32, "});
+  else
+    edits.push_back({operandsEnd, 0, " {acc_type = f32}"});
+  edits.push_back({typesEnd - 1, 0,
+                   ", tensor<1x" + inputElement.str() + ">, tensor<1x" +
+                       weightElement.str() + ">"});
+  warn(begin, name,
+       "upgraded older syntax: " + name +
+           " without zero points is now written with zero `input_zp` and "
+           "`weight_zp` operands and `acc_type = f32`, as MLIR 22 has it");
+}
+
+/// tosa.clamp's bounds were `min_fp`/`max_fp` and `min_int`/`max_int`
+/// (both pairs always given) until MLIR 20; MLIR 22 has `min_val`/`max_val`
+/// of the operand's element type: the float pair for f32, the integer pair
+/// for integers. f16 and bf16 bounds (the old ones are f32 values, often
+/// f32's largest) are left to a newer exporter.
+void Upgrader::upgradeClamp(size_t begin, size_t end) {
+  size_t open = findOnLine(end, "{:");
+  if (open == StringRef::npos || text[open] != '{')
+    return;
+  size_t limit = lineEnd(open);
+  size_t close = matchClose(open, limit);
+  if (close == StringRef::npos)
+    return;
+  SmallVector<DictEntry> entries = parseDict(text.slice(open + 1, close - 1));
+  auto find = [&](StringRef key) -> const DictEntry * {
+    for (const DictEntry &entry : entries)
+      if (entry.key == key)
+        return &entry;
+    return nullptr;
+  };
+  ArrayRef<StringRef> oldKeys = oldTosaAttributes("tosa.clamp");
+  if (llvm::none_of(oldKeys, find))
+    return;
+  std::string what =
+      ("tosa.clamp with attribute `" + llvm::find_if(oldKeys, find)->str() +
+       "` is older TOSA syntax, which MLIR 22 rejects: MLIR 22 "
+       "writes " +
+       mlir22Form("tosa.clamp"))
+          .str();
+  auto refuse = [&](StringRef why) {
+    report(begin, llvm::Twine(what) + "; " + why +
+                      "re-export with a newer TOSA exporter");
+  };
+  if (!upgrade)
+    return refuse("leave --pipe-upgrade-input on, or ");
+  size_t colon = skipSpace(close);
+  size_t types = colon < limit && text[colon] == ':' ? skipSpace(colon + 1)
+                                                     : StringRef::npos;
+  StringRef element;
+  if (types < limit && text[types] == '(') {
+    size_t typesEnd = matchClose(types, limit);
+    if (typesEnd != StringRef::npos)
+      element = text.slice(types + 1, typesEnd - 1)
+                    .trim()
+                    .rsplit('>')
+                    .first.rsplit('x')
+                    .second;
+  }
+  bool isFloat = element == "f32";
+  bool isInt = element.size() > 1 && element[0] == 'i' &&
+               llvm::all_of(element.drop_front(), llvm::isDigit);
+  const DictEntry *low = find(isFloat ? "min_fp" : "min_int");
+  const DictEntry *high = find(isFloat ? "max_fp" : "max_int");
+  if (!(isFloat || isInt) || !low || !high)
+    return refuse("only f32 and integer operands with both bounds are "
+                  "upgraded: ");
+  auto bound = [&](const DictEntry *entry) {
+    return entry->value.split(':').first.trim().str() + " : " + element.str();
+  };
+  SmallVector<std::string> kept;
+  for (const DictEntry &entry : entries)
+    if (!llvm::is_contained(oldKeys, entry.key))
+      kept.push_back(entry.whole.str());
+  kept.push_back("min_val = " + bound(low));
+  kept.push_back("max_val = " + bound(high));
+  edits.push_back({open + 1, close - open - 2, llvm::join(kept, ", ")});
+  warn(begin, "tosa.clamp",
+       "upgraded older syntax: tosa.clamp `" + low->key + "`/`" + high->key +
+           "` are now `min_val`/`max_val` of the element type, as MLIR 22 "
+           "has them");
 }
 
 void Upgrader::checkTranspose(size_t begin, size_t end) {

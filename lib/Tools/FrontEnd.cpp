@@ -80,6 +80,7 @@ void mlir::pipe::setIngestOptions(const ModelIngestFlags &flags,
   options.metrics = ArrayRef<std::string>(flags.metrics);
   options.init = flags.init;
   options.initSeed = uint64_t(flags.initSeed);
+  options.liftSplats = flags.liftSplats;
   options.freeze = ArrayRef<std::string>(flags.freeze);
   options.granularity = granularity.str();
   options.numBlocks = numBlocks;

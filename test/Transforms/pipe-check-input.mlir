@@ -18,7 +18,8 @@ module {
   ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64>
   pipe.param @w : tensor<8x8xf32>
   func.func @accepted(%x: tensor<4x8xf32>, %xt: tensor<8x4xf32>,
-                      %b: tensor<2x4x8xf32>, %flag: i1) -> tensor<4x8xf32> {
+                      %b: tensor<2x4x8xf32>, %ft: tensor<i1>) -> tensor<4x8xf32> {
+    %flag = tensor.extract %ft[] : tensor<i1>
     %zero = arith.constant 0.0 : f32
     %w = pipe.get_param @w : tensor<8x8xf32>
     %seed = ml_program.global_load @global_seed : tensor<i64>
@@ -123,7 +124,8 @@ func.func @buffers() {
 
 // -----
 
-func.func @vector(%x: f32) {
+func.func @vector() {
+  %x = arith.constant 1.0 : f32
   // expected-error @+1 {{'vector.broadcast' op belongs to buffer-level or lowered IR}}
   %y = vector.broadcast %x : f32 to vector<4xf32>
   return
@@ -195,4 +197,28 @@ func.func @several(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'tensor.cast' op result %cast (#0) has dynamically shaped type 'tensor<?xf32>'}}
   %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// torch-mlir keeps a Python int argument (a softmax's dim) as a scalar; the
+// runtime feeds a model tensors. A private helper may take scalars.
+// expected-error @+1 {{argument %arg1 (#1) of function @main is a scalar 'i64': a model's inputs must be tensors (torch-mlir keeps a Python int or float argument as a scalar); export it with the value fixed, or as a 0-d tensor}}
+func.func @main(%x: tensor<4xf32>, %dim: i64) -> tensor<4xf32> {
+  %c = arith.constant 2.0 : f32
+  %y = func.call @scale(%x, %c) : (tensor<4xf32>, f32) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func private @scale(%x: tensor<4xf32>, %c: f32) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// An integer table without data (an embedding bag's offsets printed
+// elided) cannot be made up, unlike a float weight.
+func.func @offsets(%x: tensor<4xf32>) -> tensor<2xi64> {
+  // expected-error @+1 {{integer constant 'torch_tensor_2_torch.int64' of type 'tensor<2xi64>' has no data (its dense_resource blob is missing, e.g. printed as __elided__): indices cannot be made up; export the model with its constants}}
+  %idx = arith.constant dense_resource<torch_tensor_2_torch.int64> : tensor<2xi64>
+  return %idx : tensor<2xi64>
 }

@@ -104,3 +104,20 @@ func.func @elided() -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tenso
     }
   }
 #-}
+
+// -----
+
+// A dense_resource is a stored weight whatever its size: a one-element one
+// (a PReLU's slope) is lifted too, where a one-element dense literal stays.
+// CHECK-LABEL: module
+// CHECK-NEXT: pipe.param @__elided__ : tensor<1xf32> {pipe.source = "resource:__elided__"}
+// CHECK-NOT: pipe.param
+// CHECK-LABEL: func.func @slope
+// CHECK-NEXT: pipe.get_param @__elided__ : tensor<1xf32>
+// CHECK-NEXT: arith.constant dense<2.500000e-01> : tensor<1xf32>
+func.func @slope() -> (tensor<1xf32>, tensor<1xf32>) {
+  // expected-error @+1 {{weight '__elided__' has no data: its dense_resource blob '__elided__' is missing}}
+  %0 = arith.constant dense_resource<__elided__> : tensor<1xf32>
+  %1 = arith.constant dense<0.25> : tensor<1xf32>
+  return %0, %1 : tensor<1xf32>, tensor<1xf32>
+}

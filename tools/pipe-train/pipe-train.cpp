@@ -93,6 +93,9 @@ Model:
                          zeros; by use: matrices by their fans, biases zero,
                          norm scales one (pipe-lift-params init=)
   --init-seed N          seed of --init (default 0)
+  --lift-splats          also train the splat constants (all elements equal:
+                         a fresh export's BatchNorm scales and shifts, zero
+                         biases), each use its own parameter
   --save-init-weights PATH
                          write every parameter's initial value (a safetensors
                          file that --init-weights reloads)
@@ -322,6 +325,8 @@ bool parseCompileFlags(int argc, char **argv, CompileFlags &flags,
                  {"normal", "xavier-uniform", "kaiming-uniform", "zeros"});
     else if (a == "--init-seed")
       ok = count(flags.initSeed, 0, std::numeric_limits<int64_t>::max());
+    else if (a == "--lift-splats")
+      flags.liftSplats = true;
     else if (a == "--save-init-weights")
       ok = value(flags.saveInitWeights);
     else if (a == "--freeze")

@@ -50,6 +50,11 @@ struct IngestPipelineOptions
   Option<uint64_t> initSeed{*this, "init-seed",
                             llvm::cl::desc("Seed of init's draws"),
                             llvm::cl::init(0)};
+  Option<bool> liftSplats{
+      *this, "lift-splats",
+      llvm::cl::desc("Also lift splat constants, each use its own parameter "
+                     "(pipe-lift-params lift-splats)"),
+      llvm::cl::init(false)};
   ListOption<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("Parameters to freeze (pipe-freeze-params patterns: "

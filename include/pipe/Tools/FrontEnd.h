@@ -78,6 +78,7 @@ struct ModelIngestFlags {
   std::vector<std::string> metrics; // --metric, with --loss
   std::string init;
   int64_t initSeed = 0;
+  bool liftSplats = false;
   std::vector<std::string> freeze;
 };
 

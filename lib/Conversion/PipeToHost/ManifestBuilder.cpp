@@ -68,7 +68,7 @@ FailureOr<unsigned> ManifestBuilder::typeId(Operation *user, Type type) {
   if (!tensor || !tensor.hasStaticShape() ||
       dtypeName(tensor.getElementType()).empty())
     return user->emitOpError("uses ")
-           << type
+           << (tensor ? "" : "the scalar ") << type
            << ", which the runtime cannot hold (static tensors of f32, f64, "
               "i64, i32 or i1 only)";
   unsigned id = types.size();

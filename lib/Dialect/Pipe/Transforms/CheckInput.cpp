@@ -159,6 +159,7 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
       ok &= succeeded(checkOpTypes(op));
       if (inlineBoolResources)
         ok &= succeeded(inlineBoolResourcesOf(op));
+      ok &= succeeded(checkIntegerResourceOf(op));
       if (auto reshape = dyn_cast<tensor::ReshapeOp>(op))
         ok &= succeeded(checkReshape(reshape));
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
@@ -189,6 +190,21 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
                "defined in the module";
         return failure();
       }
+      // The runtime feeds a model tensors: torch-mlir keeps a Python int or
+      // float argument (a softmax's dim, a pooling size) as a scalar.
+      if (func.isPublic())
+        for (BlockArgument arg : func.getArguments())
+          if (arg.getType().isIntOrIndexOrFloat()) {
+            Location loc =
+                isa<UnknownLoc>(arg.getLoc()) ? func.getLoc() : arg.getLoc();
+            mlir::emitError(loc)
+                << "argument " << describe(arg) << " of function @"
+                << func.getSymName() << " is a scalar " << arg.getType()
+                << ": a model's inputs must be tensors (torch-mlir keeps a "
+                   "Python int or float argument as a scalar); export it with "
+                   "the value fixed, or as a 0-d tensor";
+            ok = false;
+          }
       // Arguments are checked as block arguments below; results only appear
       // in the signature.
       for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
@@ -276,6 +292,27 @@ struct CheckInputPass : public pipe::impl::PipeCheckInputBase<CheckInputPass> {
       return failure();
     op->setAttr(name, *literal);
     return success();
+  }
+
+  /// Float weights without data are parameter lifting's to report (with
+  /// init=<kind> they are made up); integer tables (indices, offsets) are no
+  /// weights, and LLVM translation would fail on them with "resource does
+  /// not exist" at the end of compilation.
+  static LogicalResult checkIntegerResourceOf(Operation *op) {
+    if (!isa<arith::ConstantOp, ml_program::GlobalOp>(op))
+      return success();
+    auto resource =
+        dyn_cast_or_null<DenseResourceElementsAttr>(op->getAttr("value"));
+    if (!resource || !resource.getElementType().isIntOrIndex() ||
+        resource.getElementType().isInteger(1) ||
+        resource.getRawHandle().getBlob())
+      return success();
+    return mlir::emitError(op->getLoc())
+           << "integer constant '" << resource.getRawHandle().getKey()
+           << "' of type " << resource.getType()
+           << " has no data (its dense_resource blob is missing, e.g. "
+              "printed as __elided__): indices cannot be made up; export "
+              "the model with its constants";
   }
 
   static FailureOr<DenseElementsAttr>

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
@@ -110,6 +111,12 @@ private:
   LogicalResult resolveEntry(ModuleOp module);
   LogicalResult collectGlobals(ModuleOp module);
   LogicalResult collectConstants(ModuleOp module);
+  /// Whether `constant` is a splat that lift-splats lifts.
+  bool isLiftableSplat(arith::ConstantOp constant) const;
+  /// With lift-splats: one constant per use of each splat.
+  void untieSplats(ModuleOp module);
+  /// Without lift-splats: warns about splats read like per-channel weights.
+  void warnAboutPerChannelSplats(ModuleOp module);
   LogicalResult collectArguments(ModuleOp module);
   /// Reads the `names` file into `namesByKey`.
   LogicalResult readNames(ModuleOp module);
@@ -232,6 +239,68 @@ LogicalResult LiftParamsPass::collectGlobals(ModuleOp module) {
   return success();
 }
 
+bool LiftParamsPass::isLiftableSplat(arith::ConstantOp constant) const {
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return type && isa<FloatType>(type.getElementType()) && dense &&
+         dense.isSplat() && type.getNumElements() >= minElements &&
+         !constant->hasAttr(kParamAttr) &&
+         constant->getParentOfType<func::FuncOp>();
+}
+
+/// torch-mlir prints one constant for equal values, so a fresh export's
+/// BatchNorm scales (all ones) of one width are a single constant read by
+/// every such layer; a splat holds no stored tensor whose identity could
+/// tie them, so each use becomes its own weight.
+void LiftParamsPass::untieSplats(ModuleOp module) {
+  SmallVector<arith::ConstantOp> shared;
+  module.walk([&](arith::ConstantOp constant) {
+    if (isLiftableSplat(constant) && !constant->hasOneUse() &&
+        !constant->use_empty())
+      shared.push_back(constant);
+  });
+  for (arith::ConstantOp constant : shared) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : constant->getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      OpBuilder builder(use->getOwner());
+      use->set(builder.clone(*constant)->getResult(0));
+    }
+  }
+}
+
+/// A splat read as a broadcast input of a linalg op (fewer indexing
+/// results than loops) is what a fresh export's BatchNorm scale and shift
+/// or a zero bias look like: without lift-splats they are literals, and a
+/// user who meant to train them would never know.
+void LiftParamsPass::warnAboutPerChannelSplats(ModuleOp module) {
+  unsigned count = 0;
+  std::optional<Location> first;
+  module.walk([&](arith::ConstantOp constant) {
+    if (!isLiftableSplat(constant))
+      return;
+    bool perChannel = llvm::any_of(constant->getUses(), [](OpOperand &use) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+      return linalgOp && linalgOp.isDpsInput(&use) &&
+             linalgOp.getMatchingIndexingMap(&use).getNumResults() <
+                 linalgOp.getNumLoops();
+    });
+    if (!perChannel)
+      return;
+    ++count;
+    if (!first)
+      first = constant.getLoc();
+  });
+  if (count)
+    emitWarning(*first)
+        << count
+        << " splat constant(s) (all elements equal) are read per channel, as "
+           "a fresh export's BatchNorm scales and shifts or zero biases are: "
+           "they stay literals and are not trained; lift-splats=true "
+           "(pipe-train --lift-splats) makes each use of one a parameter";
+}
+
 LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
   // One parameter per dense_resource value, however many constants read it:
   // the blob is one stored tensor. A missing blob is no tensor: torch-mlir
@@ -254,8 +323,10 @@ LogicalResult LiftParamsPass::collectConstants(ModuleOp module) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
 
     if (!request) {
+      // A dense_resource is a stored weight whatever its size (a PReLU's
+      // one slope); min-elements keeps small literals literals.
       if (!isa<FloatType>(type.getElementType()) ||
-          type.getNumElements() < minElements)
+          (!resource && type.getNumElements() < minElements))
         return WalkResult::advance();
       if (!resource && !(dense && (!dense.isSplat() || liftSplats)))
         return WalkResult::advance();
@@ -602,6 +673,10 @@ void LiftParamsPass::runOnOperation() {
       return signalPassFailure();
     }
   }
+  if (liftSplats)
+    untieSplats(module);
+  else
+    warnAboutPerChannelSplats(module);
   if (failed(readNames(module)) || failed(resolveEntry(module)) ||
       failed(collectGlobals(module)) || failed(collectConstants(module)) ||
       failed(collectArguments(module)) || failed(assignNames(module)) ||

@@ -182,9 +182,10 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
     Turns every trainable weight of the model's functions into a module-level
     `pipe.param` and each read of it into `pipe.get_param`:
 
-    - `arith.constant`s of a floating-point tensor type holding a `dense` or
-      `dense_resource` value with at least `min-elements` elements. Splat
-      constants (zeros, epsilons, masks) stay unless `lift-splats`. A
+    - `arith.constant`s of a floating-point tensor type holding a
+      `dense_resource` value (any size), or a `dense` one with at least
+      `min-elements` elements. Splat constants (zeros, epsilons, masks)
+      stay unless `lift-splats`. A
       `pipe.param = "name"` attribute on a constant lifts it whatever its
       size, under that name.
     - `ml_program.global`s of a floating-point tensor type that are only read
@@ -241,7 +242,7 @@ def PipeLiftParams : Pass<"pipe-lift-params", "ModuleOp"> {
   let dependentDialects = ["::mlir::pipe::PipeDialect"];
   let options = [
     Option<"minElements", "min-elements", "int64_t", /*default=*/"2",
-           "Constants with fewer elements are literals, not weights">,
+           "Dense constants with fewer elements are literals, not weights">,
     Option<"liftSplats", "lift-splats", "bool", /*default=*/"false",
            "Also lift splat constants (all elements equal)">,
     ListOption<"paramArgs", "param-args", "unsigned",
