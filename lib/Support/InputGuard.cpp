@@ -184,11 +184,22 @@ std::string lastWords(StringRef output) {
 
 } // namespace
 
+bool pipe::isBytecode(const llvm::MemoryBuffer &file) {
+  return file.getBuffer().starts_with("ML\xefR");
+}
+
+void pipe::noteBytecodeFailure(StringRef name) {
+  llvm::errs() << name
+               << ": note: the input is MLIR bytecode, whose errors carry no "
+                  "location, and older syntax is upgraded in text only: if "
+                  "another MLIR release wrote it, convert it to text with "
+                  "that release's mlir-opt\n";
+}
+
 LogicalResult pipe::checkInputText(const llvm::MemoryBuffer &file,
                                    const InputLimits &limits) {
   StringRef text = file.getBuffer();
-  bool isBytecode = text.starts_with("ML\xefR");
-  if (isBytecode) {
+  if (isBytecode(file)) {
     if (limits.allowBytecode)
       return success();
     return reportAtOffset(
@@ -246,6 +257,13 @@ ContainedRun pipe::runContained(llvm::function_ref<void()> work) {
   }
   run.started = true;
   if (child == 0) {
+    // A crash ends the child at once: LLVM's handlers, inherited from the
+    // parent, would print a stack trace, and with the heap corrupted (what
+    // a crash of the parser often means) their malloc can wait forever on
+    // the lock the failing malloc holds, leaving the parent waiting too.
+    for (int signal :
+         {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS})
+      ::signal(signal, SIG_DFL);
     ::close(pipeFds[0]);
     ::dup2(pipeFds[1], STDERR_FILENO);
     ::dup2(pipeFds[1], STDOUT_FILENO);
@@ -347,8 +365,12 @@ OwningOpRef<ModuleOp> pipe::parseUntrustedFile(StringRef path,
       readUntrustedFile(path, context.getDialectRegistry(), limits);
   if (!file)
     return nullptr;
+  bool bytecode = isBytecode(*file);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module && bytecode)
+    noteBytecodeFailure(path);
+  return module;
 }
 
 void pipe::runWithLargeStack(llvm::function_ref<void()> work) {

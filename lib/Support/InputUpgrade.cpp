@@ -239,6 +239,7 @@ private:
   StringRef text;
   bool upgrade;
   bool ok = true;
+  bool sawTorch = false;
   unsigned fresh = 0;
   SmallVector<Edit> edits;
   llvm::StringMap<unsigned> rewrites;
@@ -744,6 +745,19 @@ LogicalResult Upgrader::run() {
       handleGeneric(text.slice(i + 1, end - 1), i, end);
       i = end;
       continue;
+    }
+    // torch dialect IR does not parse without the torch dialect, and MLIR
+    // only advises -allow-unregistered-dialect, which does not help: say
+    // what does, once, before the parser's error.
+    if (c == '!' && text.substr(i).starts_with("!torch.") && !sawTorch) {
+      sawTorch = true;
+      printAtOffset(file, i, "warning",
+                    "this is torch dialect IR (`!" +
+                        text.substr(i + 1).take_while(isIdChar) +
+                        "`), which is not accepted: lower it to "
+                        "linalg-on-tensors first (torch_mlir.fx."
+                        "export_and_import(..., "
+                        "output_type=\"linalg-on-tensors\"))");
     }
     // SSA names, symbols, aliases, blocks: never an op name.
     if (StringRef("%@#!^").contains(c)) {

@@ -51,12 +51,20 @@ func.func @f(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // -----
 
-// expected-error @+1 {{pipe-attach-loss: several public functions (@a, @b); name one with func=<function>}}
+// Every candidate is listed (up to eight), at the second one's location.
 module {
+  // expected-note @+1 {{the first is here}}
   func.func @a(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
     return %x : tensor<4x3xf32>
   }
+  // expected-error @+1 {{pipe-attach-loss: 3 public functions (@a, @b, @c) could each be the model: name one with func=<function>, or make the others private}}
   func.func @b(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+  func.func @c(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+  func.func private @helper(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
     return %x : tensor<4x3xf32>
   }
 }

@@ -54,8 +54,12 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
     llvm::errs() << errorMessage << "\n";
     return failure();
   }
-  if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+  bool bytecode = pipe::isBytecode(*file);
+  if (failed(MlirOptMain(output->os(), std::move(file), registry, config))) {
+    if (bytecode)
+      pipe::noteBytecodeFailure(inputFilename);
     return failure();
+  }
   // A full disk must not pass for success, nor end in a nameless
   // "LLVM ERROR: IO failure" when the stream is destroyed.
   output->os().flush();

@@ -120,6 +120,13 @@ std::unique_ptr<llvm::MemoryBuffer>
 readUntrustedFile(StringRef path, const DialectRegistry &registry,
                   const InputLimits &limits, StringRef splitMarker = {});
 
+/// Whether `file` is MLIR bytecode rather than text.
+bool isBytecode(const llvm::MemoryBuffer &file);
+
+/// After a bytecode input failed: MLIR's bytecode reader reports without
+/// locations, and the older-syntax upgrades apply to text only.
+void noteBytecodeFailure(StringRef name);
+
 /// readUntrustedFile, then the parse into `context`, reporting diagnostics
 /// through `sourceMgr`, which owns the buffer afterwards. Returns null
 /// after reporting the error.

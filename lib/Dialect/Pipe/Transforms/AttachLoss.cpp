@@ -350,21 +350,30 @@ struct AttachLossPass
             << funcName << " with a body in the module";
       return func && !func.isExternal() ? func : nullptr;
     }
-    func::FuncOp found;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal() || func.isPrivate())
-        continue;
-      if (found) {
-        module.emitError("pipe-attach-loss: several public functions (@")
-            << found.getSymName() << ", @" << func.getSymName()
-            << "); name one with func=<function>";
-        return nullptr;
-      }
-      found = func;
-    }
-    if (!found)
+    SmallVector<func::FuncOp> candidates;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && !func.isPrivate())
+        candidates.push_back(func);
+    if (candidates.empty()) {
       module.emitError("pipe-attach-loss: no public function with a body");
-    return found;
+      return nullptr;
+    }
+    if (candidates.size() == 1)
+      return candidates.front();
+    // At the second candidate, without a dump of the whole module.
+    constexpr size_t kListed = 8;
+    InFlightDiagnostic diag = mlir::emitError(candidates[1].getLoc())
+                              << "pipe-attach-loss: " << candidates.size()
+                              << " public functions (";
+    llvm::interleaveComma(
+        ArrayRef(candidates).take_front(kListed), diag,
+        [&](func::FuncOp func) { diag << "@" << func.getSymName(); });
+    if (candidates.size() > kListed)
+      diag << ", and " << candidates.size() - kListed << " more";
+    diag << ") could each be the model: name one with func=<function>, or "
+            "make the others private";
+    diag.attachNote(candidates.front().getLoc()) << "the first is here";
+    return nullptr;
   }
 
   LogicalResult attach(func::FuncOp func) {
