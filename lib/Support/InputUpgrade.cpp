@@ -585,6 +585,11 @@ void Upgrader::upgradeConvolution(StringRef name, size_t begin, size_t end) {
         return e.key == "quantization_info";
       }))
     return refuse("a quantized convolution is not upgraded: ");
+  // transpose_conv2d's `out_shape` went with the old form.
+  if (llvm::any_of(entries,
+                   [](const DictEntry &e) { return e.key == "out_shape"; }))
+    return refuse("its `out_shape` has no MLIR 22 form, so it is not "
+                  "upgraded: ");
   if (!upgrade)
     return refuse("leave --pipe-upgrade-input on, or ");
   size_t stmt = statementBegin(begin);
