@@ -141,6 +141,9 @@ static constexpr llvm::StringLiteral kFlopsDTypes[] = {
 /// reader allocate millions of entries.
 static constexpr uint64_t kMaxDeviceCount = 1 << 16;
 
+/// Upper bound on a time (a link's latency, the run overhead): 11 days.
+static constexpr double kMaxSeconds = 1e6;
+
 static std::string formatNumber(double value) {
   std::string result;
   llvm::raw_string_ostream(result) << llvm::format("%g", value);
@@ -198,11 +201,13 @@ public:
     return error(join(path, key), "expected an object");
   }
 
-  /// A positive, finite number. `found` tells whether the key was present.
+  /// A positive, finite number: a rate (per second) of at least 1, or with
+  /// `seconds` a time of at most kMaxSeconds, so that every time the
+  /// planners derive (work over a rate, sums of times) stays finite.
   llvm::Error getPositiveNumber(const llvm::json::Object &object,
                                 llvm::StringRef path, llvm::StringRef key,
                                 bool required, double &result,
-                                bool allowZero = false) {
+                                bool allowZero = false, bool seconds = false) {
     const llvm::json::Value *value = object.get(key);
     if (!value)
       return required ? error(join(path, key), "missing required field")
@@ -212,6 +217,14 @@ public:
         (*number == 0 && !allowZero))
       return error(join(path, key), allowZero ? "expected a non-negative number"
                                               : "expected a positive number");
+    if (!seconds && *number != 0 && *number < 1)
+      return error(join(path, key), "expected a rate of at least 1 per "
+                                    "second, got " +
+                                        formatNumber(*number));
+    if (seconds && *number > kMaxSeconds)
+      return error(join(path, key),
+                   "expected at most " + formatNumber(kMaxSeconds) +
+                       " seconds, got " + formatNumber(*number));
     result = *number;
     return llvm::Error::success();
   }
@@ -397,7 +410,8 @@ public:
         return err;
     if (llvm::Error err = getPositiveNumber(object, path, "run_overhead", false,
                                             host.runOverhead,
-                                            /*allowZero=*/true))
+                                            /*allowZero=*/true,
+                                            /*seconds=*/true))
       return err;
     if (host.duplexPinned > host.h2dPinned + host.d2hPinned)
       return error(join(path, "duplex_pinned"),
@@ -415,8 +429,9 @@ public:
     if (llvm::Error err =
             getPositiveNumber(object, path, "bandwidth", true, link.bandwidth))
       return err;
-    if (llvm::Error err = getPositiveNumber(object, path, "latency", false,
-                                            link.latency, /*allowZero=*/true))
+    if (llvm::Error err =
+            getPositiveNumber(object, path, "latency", false, link.latency,
+                              /*allowZero=*/true, /*seconds=*/true))
       return err;
     return getNotes(object, path, link.notes);
   }

@@ -19,14 +19,14 @@ ClusterInfo mlir::pipe::partitioning::buildClusterInfo(
         DeviceInfo{spec.name, spec.memoryBytes, 0, spec.getFlops(dtype),
                    spec.memoryBandwidth, spec.backwardFlops,
                    spec.backwardMemoryBandwidth});
-  unsigned n = cluster.size();
+  size_t n = cluster.size();
   cluster.bandwidth.assign(n * n, 0);
   cluster.latency.assign(n * n, 0);
-  for (unsigned a = 0; a < n; ++a)
-    for (unsigned b = 0; b < n; ++b) {
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b) {
       if (a == b)
         continue;
-      const LinkSpec &link = sized.getLink(a, b);
+      const LinkSpec &link = sized.getLink(unsigned(a), unsigned(b));
       cluster.bandwidth[a * n + b] = link.bandwidth;
       cluster.latency[a * n + b] = link.latency;
     }
@@ -50,9 +50,13 @@ mlir::pipe::partitioning::buildMachineModel(const ClusterInfo &cluster) {
   if (n > 1) {
     machine.defaultLink = {cluster.getBandwidth(0, 1),
                            cluster.getLatency(0, 1)};
+    // Only the pairs that differ from the default: a uniform cluster of
+    // thousands of devices needs no map of millions of equal links.
     for (unsigned a = 0; a < n; ++a)
       for (unsigned b = 0; b < n; ++b)
-        if (a != b)
+        if (a != b &&
+            (cluster.getBandwidth(a, b) != machine.defaultLink.bandwidth ||
+             cluster.getLatency(a, b) != machine.defaultLink.latency))
           machine.links[{a, b}] = {cluster.getBandwidth(a, b),
                                    cluster.getLatency(a, b)};
   }

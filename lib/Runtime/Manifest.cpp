@@ -497,6 +497,12 @@ bool parseManifest(const char *text, Manifest &m, std::string &error) {
             !lp.list(pids, "param id", 0, int64_t(m.params.size()) - 1) ||
             !lp.done())
           return false;
+        std::vector<int> sorted = pids;
+        std::sort(sorted.begin(), sorted.end());
+        if (auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+            dup != sorted.end())
+          return lp.fail("param id " + std::to_string(*dup) +
+                         " repeated in the stage's list");
         x.owns[s] = pids;
       }
     } else { // end

@@ -36,6 +36,14 @@ bool writeFully(int fd, const char *data, size_t size) {
 
 } // namespace
 
+bool isSameFile(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 bool checkOutputPath(const std::string &flag, const std::string &path,
                      OutputKind kind, std::string &error) {
   auto bad = [&](const std::string &why) {

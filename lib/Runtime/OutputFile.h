@@ -33,6 +33,10 @@ enum class OutputKind {
 bool checkOutputPath(const std::string &flag, const std::string &path,
                      OutputKind kind, std::string &error);
 
+/// Whether `a` and `b` name one file: the same path, or two paths of one
+/// existing file (links, `./x` and `x`).
+bool isSameFile(const std::string &a, const std::string &b);
+
 /// The temporary a write of `path` uses: `path.tmp.<pid>`.
 std::string temporaryPath(const std::string &path);
 

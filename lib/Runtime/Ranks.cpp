@@ -750,7 +750,7 @@ int pipe_rt::programReplicas(const pipe_rt_session *session) {
 int pipe_rt::attachTransport(pipe_rt_session *session,
                              std::shared_ptr<Transport> transport,
                              int devicesPerRank, int replicas,
-                             std::string &error) {
+                             std::string &error, uint64_t optionsFingerprint) {
   if (!session || !transport || devicesPerRank < 1 || replicas < 1) {
     error = "attachTransport: no session or transport, or devices per rank "
             "or replicas < 1";
@@ -776,17 +776,21 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
                 grouped ? 1 : size / replicas, grouped ? replicas / size : 1};
   // Every rank must run the same program with the same rank layout: compare
   // with rank 0's, then agree on the outcome so that all ranks stop together.
-  int64_t mine[3] = {int64_t(session->manifestHash), devicesPerRank, replicas};
-  int64_t rank0[3] = {mine[0], mine[1], mine[2]};
+  int64_t mine[4] = {int64_t(session->manifestHash), devicesPerRank, replicas,
+                     int64_t(optionsFingerprint)};
+  int64_t rank0[4] = {mine[0], mine[1], mine[2], mine[3]};
   transport->watchdogSeconds = session->options.watchdog_seconds;
   const char *what = "the start-up check";
   if (int st = agreeOn(*transport, 0, rank0, sizeof(rank0), what, error))
     return st;
-  int64_t differs[1] = {
-      (mine[0] != rank0[0] || mine[1] != rank0[1] || mine[2] != rank0[2])
-          ? transport->rank()
-          : 0};
-  if (int st = agreeMax(*transport, differs, 1, what, error))
+  // The first rank that differs, and in what (1: program or layout, 2: the
+  // training options).
+  bool layout =
+      mine[0] != rank0[0] || mine[1] != rank0[1] || mine[2] != rank0[2];
+  bool options = mine[3] != rank0[3];
+  int64_t differs[2] = {layout ? transport->rank() : 0,
+                        options ? transport->rank() : 0};
+  if (int st = agreeMax(*transport, differs, 2, what, error))
     return st;
   if (differs[0]) {
     error =
@@ -794,6 +798,14 @@ int pipe_rt::attachTransport(pipe_rt_session *session,
                "another --devices-per-rank or --data-parallel (every rank must "
                "run the same artifact with the same options)",
                int(differs[0]));
+    return PIPE_RT_INVALID_ARGUMENT;
+  }
+  if (differs[1]) {
+    error = format("rank %d has other training options than rank 0 (the "
+                   "optimizer, learning rate and its schedule, steps, seed, "
+                   "clipping, evaluation or checkpoint settings): every rank "
+                   "must run the same command",
+                   int(differs[1]));
     return PIPE_RT_INVALID_ARGUMENT;
   }
   for (const ScheduleInfo &sched : session->manifest.schedules)

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 using namespace pipe_rt;
 
@@ -528,14 +529,27 @@ int pipe_rt_session_load(pipe_rt_session *session, const char *path,
     values.push_back(st);
     if (!info.trainable)
       continue;
-    if (o.optimizer == PIPE_RT_OPTIM_ADAMW) {
+    bool adamw = o.optimizer == PIPE_RT_OPTIM_ADAMW;
+    bool momentum = !adamw && o.sgd.momentum != 0;
+    if (adamw) {
       if (!find(info.name + ".exp_avg", "F32", t.shape, s0[p]) ||
           !find(info.name + ".exp_avg_sq", "F32", t.shape, s1[p]))
         return bad(error);
-    } else if (o.sgd.momentum != 0) {
+    } else if (momentum) {
       if (!find(info.name + ".momentum_buffer", "F32", t.shape, s0[p]))
         return bad(error);
     }
+    // State of another optimizer would be dropped, and the checkpoint
+    // rewritten without it.
+    for (auto [suffix, owner, used] :
+         {std::tuple<const char *, const char *, bool>{".exp_avg", "AdamW",
+                                                       adamw},
+          {".momentum_buffer", "SGD with momentum", momentum}})
+      if (!used && file.find(info.name + suffix))
+        return bad(file_ + ": holds the " + owner + " state of param '" +
+                   info.name + "' ('" + info.name + suffix +
+                   "'), which this run's optimizer does not use: resume "
+                   "with the optimizer (and momentum) that wrote it");
   }
   const StTensor *stepT;
   if (!find("optimizer.step", "I64", {}, stepT))

@@ -428,8 +428,16 @@ bool Trainer::evaluate(int64_t step, double &loss) {
   double sum = 0;
   int numMetrics = pipe_rt_session_num_metrics(s);
   std::vector<int64_t> hits(numMetrics, 0), counted(numMetrics, 0);
-  for (int64_t r = 0; r < runs; ++r) {
-    const void *const *in = data->eval(r * drawn, drawn);
+  int64_t done = 0;
+  for (; done < runs; ++done) {
+    // A long evaluation (a large held-out split, --eval-batches) stops at
+    // a signal like training does, between runs.
+    if (gStop != 0) {
+      summary.interrupted = true;
+      summary.signal = gStop;
+      break;
+    }
+    const void *const *in = data->eval(done * drawn, drawn);
     if (pipe_rt_session_run(s, eval, in, losses.data()) != PIPE_RT_OK)
       return fail(format("evaluation at step %lld: ", (long long)step) +
                   pipe_rt_session_error(s));
@@ -441,6 +449,15 @@ bool Trainer::evaluate(int64_t step, double &loss) {
       hits[k] += h;
       counted[k] += c;
     }
+  }
+  if (done < runs) {
+    print(format("eval step %lld: stopped after %lld of %lld runs: %s",
+                 (long long)step, (long long)done, (long long)runs,
+                 gStop == SIGINT    ? "received SIGINT"
+                 : gStop == SIGTERM ? "received SIGTERM"
+                                    : "asked to stop"));
+    loss = std::nan("");
+    return true;
   }
   loss = sum / double(runs * perRun);
   lastEval = step;
@@ -990,13 +1007,75 @@ bool checkOutputPaths(const TrainerOptions &o, std::string &error) {
     if (!checkOutputPath(flag, *path, outputs[i].kind, error))
       return false;
     for (size_t j = 0; j < i; ++j)
-      if (*outputs[j].path == *path) {
+      if (isSameFile(*outputs[j].path, *path)) {
         error = std::string(flag) + " '" + *path + "': also the " +
                 outputs[j].flag + " file (each output needs its own path)";
         return false;
       }
+    // An output written over a file the run reads would lose the user's
+    // only copy of it (the initial weights, the artifact, the data).
+    std::vector<std::pair<std::string, std::string>> inputs = o.inputs;
+    inputs.emplace_back("--data", o.data.path);
+    inputs.emplace_back("--init-weights", o.initWeights);
+    for (const auto &[inputFlag, inputPath] : inputs)
+      if (!inputPath.empty() && isSameFile(inputPath, *path)) {
+        error = std::string(flag) + " '" + *path + "': also the " + inputFlag +
+                " file, which the run reads (an output must not "
+                "replace an input)";
+        return false;
+      }
   }
   return true;
+}
+
+uint64_t trainingFingerprint(const TrainerOptions &o) {
+  // FNV-1a over each field's bytes.
+  uint64_t hash = 1469598103934665603ull;
+  auto add = [&](const void *data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      hash ^= static_cast<const unsigned char *>(data)[i];
+      hash *= 1099511628211ull;
+    }
+  };
+  auto field = [&](const auto &value) { add(&value, sizeof(value)); };
+  auto text = [&](const std::string &value) {
+    field(value.size());
+    add(value.data(), value.size());
+  };
+  text(o.trainSchedule);
+  text(o.evalSchedule);
+  field(o.data.format);
+  field(o.data.trainFraction);
+  field(o.steps);
+  field(o.stopAfter);
+  field(o.delayAfter);
+  field(o.optimizer);
+  field(o.momentum);
+  field(o.dampening);
+  field(o.nesterov);
+  field(o.beta1);
+  field(o.beta2);
+  field(o.eps);
+  field(o.weightDecay);
+  field(o.clipNorm);
+  field(o.paramLrScales.size());
+  for (const auto &[name, scale] : o.paramLrScales) {
+    text(name);
+    field(scale);
+  }
+  field(o.decayAll);
+  field(o.lr);
+  field(o.minLr);
+  field(o.warmupSteps);
+  field(o.lrSchedule);
+  field(o.seed);
+  field(o.evalEvery);
+  field(o.evalBatches);
+  field(o.checkpointEvery);
+  field(o.resume);
+  field(o.initWeightsStrict);
+  field(o.replicas);
+  return hash ? hash : 1;
 }
 
 void initSessionOptions(const TrainerOptions &o, pipe_rt_session_options &so) {

@@ -14,12 +14,17 @@
 // every rank before any step; --devices-per-rank keeps several on one.
 // RUN: not %mpirun -np 3 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: %mpirun -np 1 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 --devices-per-rank 2 | FileCheck %s --check-prefix=ONE
+// Ranks started with other training options (mpirun's `:` form) would
+// train a mix of them: an error on every rank before any step.
+// RUN: not %mpirun -np 1 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 --lr 1e-3 : -np 1 pipe-runner %t/kill.so --weights %t/kill.w0 --data %t/data.safetensors --steps 1 --lr 0.5 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: env MPIRUN="%mpirun" %S/Inputs/kill-rank.sh %t STOP | FileCheck %s --check-prefix=STOP
 // RUN: env MPIRUN="%mpirun" %S/Inputs/kill-rank.sh %t KILL | FileCheck %s --check-prefix=KILL
 
 // RANKS: rank {{[0-2]}}: {{.*}}kill.so: schedule 'forward_placement_1f1b' runs on 2 devices, but 3 ranks x 1 devices per rank are 3: launch 2 ranks
 // RANKS-NOT: step 1/1
 // ONE: step 1/1
+// OPTIONS: rank {{[01]}}: {{.*}}kill.so: rank 1 has other training options than rank 0 (the optimizer, learning rate and its schedule, steps, seed, clipping, evaluation or checkpoint settings): every rank must run the same command
+// OPTIONS-NOT: step 1/1
 
 // STOP: job ended after {{[0-9]|1[0-3]}} s, exit non-zero
 // STOP-NEXT: rank 0: {{.*}}rank 1 {{.*}}within 3 s: is rank 1 stuck?

@@ -2,10 +2,26 @@
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="algorithm=nope text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALGO
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="schedule=zigzag text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHED
 // RUN: not pipe-opt %s -split-input-file --pipe-partition="device-model=/nonexistent.json text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
+// Counts and sizes out of range are errors naming the option, before any
+// work (65536 devices once overflowed a 32-bit index and corrupted the heap).
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=65536 text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICES
+// RUN: not pipe-opt %s -split-input-file --pipe-place="devices=2 replicas=65536" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPLICAS
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=2 microbatches=4294967295 text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=2 memory-gib=1e999 text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMORY
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=2 memory-gib=nan text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMORY-NAN
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=2 reserve-mib=-5 text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RESERVE
+// RUN: not pipe-opt %s -split-input-file --pipe-partition="devices=2 dtype=bogus text-report=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // ALGO: pipe-partition: unknown algorithm 'nope' (known: balanced, exact, mixed, seq)
 // SCHED: pipe-partition: unknown schedule 'zigzag' (known: 1f1b, gpipe, interleaved-1f1b, l2l, looped-bfs, mixed, pipedream-async, zb-h1)
 // MODEL: pipe-partition: device model '/nonexistent.json'
+// DEVICES: pipe-partition: devices=65536 times replicas=1 is more than the 4096 machine devices a plan may use
+// REPLICAS: pipe-place: devices=2 times replicas=65536 is more than the 4096 machine devices a plan may use
+// MICRO: pipe-partition: microbatches=4294967295 is more than 65536
+// MEMORY: pipe-partition: memory-gib=inf is not a number of GiB in [0, 1.67772e+07]
+// MEMORY-NAN: pipe-partition: memory-gib=nan is not a number of GiB
+// RESERVE: pipe-partition: reserve-mib=-5 is not a number of MiB in [0, 1.71799e+10]
+// DTYPE: pipe-partition: dtype 'bogus' is not one of f64, f32, tf32, bf16, f16, f8, i8
 
 pipe.param @w : tensor<8x8xf32>
 

@@ -20,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -64,12 +65,32 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Whether `a` and `b` name one file (the same path, or links to one).
+static bool isSameFile(const std::string &a, const std::string &b) {
+  bool same = false;
+  return a == b || (!llvm::sys::fs::equivalent(a, b, same) && same);
+}
+
 static int compile(const pipe::InputLimits &limits) {
   // Every output is checked before the minutes of work that produce it.
   for (const std::string *path : {&outputFile, &weightsFile, &emitLLVM})
     if (!path->empty())
       if (llvm::Error error = pipe::checkOutputPath(*path))
         return fail(llvm::toString(std::move(error)));
+  // Each output its own file, and none the input: the later write would
+  // replace the earlier one, or the model.
+  const std::pair<const char *, const std::string *> files[] = {
+      {"the input", &inputFile.getValue()},
+      {"-o", &outputFile.getValue()},
+      {"--weights", &weightsFile.getValue()},
+      {"--emit-mlir", &emitLLVM.getValue()}};
+  for (size_t i = 1; i < std::size(files); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (!files[i].second->empty() && !files[j].second->empty() &&
+          isSameFile(*files[i].second, *files[j].second))
+        return fail(llvm::Twine(files[i].first) + " '" + *files[i].second +
+                    "' is also " + (j ? "the " : "") + files[j].first +
+                    (j ? " file" : "") + ": each needs its own path");
 
   std::unique_ptr<MLIRContext> context = pipe::createCompilerContext();
   llvm::SourceMgr sourceMgr;

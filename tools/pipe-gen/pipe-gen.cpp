@@ -23,6 +23,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mlir::pipe::modelgen;
 namespace cl = llvm::cl;
@@ -268,6 +270,18 @@ int main(int argc, char **argv) {
                               "--allow-large-weights",
                               cfg.name, count.total(),
                               count.total() * (opts.bf16 ? 4 : 8) / 1000000000)
+                    .str());
+  // The values are made in memory before they are written: more than the
+  // machine holds would end in an abort for memory, not an error.
+  uint64_t memory =
+      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t weightBytes = count.total() * (opts.bf16 ? 2 : 4);
+  if (opts.weights != WeightInit::None && weightBytes > memory / 2)
+    return fail(llvm::formatv("'{0}' has {1} parameters: their values take "
+                              "{2} GB, more than half of this machine's {3} "
+                              "GB of memory; use --weights=none (shape only)",
+                              cfg.name, count.total(), weightBytes / 1000000000,
+                              memory / 1000000000)
                     .str());
 
   MLIRContext context;

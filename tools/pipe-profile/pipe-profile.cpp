@@ -851,6 +851,14 @@ int main(int argc, char **argv) {
     if (!path->empty() && *path != "-")
       if (llvm::Error err = pipe::checkOutputPath(*path))
         return fail(llvm::toString(std::move(err)), 2);
+  if (flags.output == flags.fitDeviceModel)
+    return fail("-o and --fit-device-model name one file '" + flags.output +
+                    "': each output needs its own path",
+                2);
+  if (!flags.loss.empty() && flags.model.empty())
+    return fail("--loss is for a MODEL.mlir that returns activations; a "
+                "preset returns its loss",
+                2);
   int rc = 1;
   pipe::runWithLargeStack([&] { rc = profile(flags); });
   return rc;

@@ -368,6 +368,9 @@ int main(int argc, char **argv) {
     return die("an artifact and --weights are required (see --help)",
                pipe_rt::ExitUsage);
   const std::string &artifact = flags.positional.front();
+  flags.options.inputs = {{"artifact", artifact}, {"--weights", flags.weights}};
+  if (!pipe_rt::checkOutputPaths(flags.options, message))
+    return die(message, pipe_rt::ExitUsage);
 
   // A name without a slash would be searched on the library path, not here.
   std::string file =
@@ -455,8 +458,9 @@ int main(int argc, char **argv) {
 #endif
 #if defined(PIPE_RUNNER_MPI) || defined(PIPE_RUNNER_CUDA)
   if (transport) {
-    if (pipe_rt::attachTransport(session, transport, devicesPerRank, replicas,
-                                 message) != PIPE_RT_OK) {
+    if (pipe_rt::attachTransport(
+            session, transport, devicesPerRank, replicas, message,
+            pipe_rt::trainingFingerprint(flags.options)) != PIPE_RT_OK) {
       pipe_rt_session_destroy(session);
       die("rank " + std::to_string(transport->rank()) + ": " + artifact +
           ": " + message);

@@ -1016,6 +1016,13 @@ int main(int argc, char **argv) {
     if (llvm::Error err = pipe::checkOutputPath(flags.saveInitWeights))
       return fail("--save-init-weights: " + llvm::toString(std::move(err)),
                   pipe_rt::ExitUsage);
+  // The artifact directory is made after compiling: a path that exists and
+  // is no directory would fail only then.
+  if (!flags.artifact.empty() && llvm::sys::fs::exists(flags.artifact) &&
+      !llvm::sys::fs::is_directory(flags.artifact))
+    return fail("--artifact '" + flags.artifact +
+                    "': exists and is not a directory",
+                pipe_rt::ExitUsage);
 
   // The parser, passes and printer recurse per level of nesting.
   int rc = pipe_rt::ExitError;

@@ -130,6 +130,9 @@ struct TrainerOptions {
   /// JSON-lines log, one object per optimizer step (appended to when
   /// resuming).
   std::string logJson;
+  /// Files the run reads besides `data` and `initWeights`, as (flag, path):
+  /// no output may replace one (the artifact, --weights).
+  std::vector<std::pair<std::string, std::string>> inputs;
 
   /// Progress every this many steps; 0 = about every 2 s (and the first and
   /// last step).
@@ -200,6 +203,12 @@ bool validateTrainerOptions(const TrainerOptions &options, std::string &error);
 /// path and why (missing or unwritable directory, a directory, two outputs
 /// on one file).
 bool checkOutputPaths(const TrainerOptions &options, std::string &error);
+
+/// A hash of what decides the numbers a run trains (optimizer, learning
+/// rate and its schedule, steps, seed, clipping, parameter groups,
+/// evaluation and checkpoint cadence, resuming); never 0. Not the paths:
+/// ranks on other hosts may read the same data under other names.
+uint64_t trainingFingerprint(const TrainerOptions &options);
 
 /// Fills the optimizer fields and clip_norm of `session` from `options`
 /// (everything else keeps what `session` had, e.g. from

@@ -182,10 +182,13 @@ int programReplicas(const pipe_rt_session *session);
 /// program and that the ranks cover each schedule's devices exactly (a clear
 /// error otherwise, before any step); collective. After each run every rank
 /// holds every loss and the memory figures of every device; see shareParams for
-/// the params.
+/// the params. `optionsFingerprint` (trainingFingerprint of the caller's
+/// options; 0: not checked) must be every rank's: ranks started with other
+/// hyper-parameters would train a mix of them.
 int attachTransport(pipe_rt_session *session,
                     std::shared_ptr<Transport> transport, int devicesPerRank,
-                    int replicas, std::string &error);
+                    int replicas, std::string &error,
+                    uint64_t optionsFingerprint = 0);
 
 /// Agreements of the ranks (collective: every rank calls them in the same
 /// order, from one thread, outside a run). Point-to-point through rank 0,

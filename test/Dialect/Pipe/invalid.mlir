@@ -322,6 +322,26 @@ pipe.placement @p graph @g devices 0 {
 
 // -----
 
+// The counts a plan may ask for are bounded (PlanLimits.h): 4096 machine
+// devices, replicas included.
+pipe.graph @g() {
+  pipe.return
+}
+// expected-error @+1 {{'pipe.placement' op has 2048 devices times 4 replicas, more than the 4096 machine devices a plan may use}}
+pipe.placement @p graph @g devices 2048 replicas 4 {
+}
+
+// -----
+
+pipe.graph @g() {
+  pipe.return
+}
+// expected-error @+1 {{'pipe.placement' op has 4294967298 micro-batches, more than 65536}}
+pipe.placement @p graph @g devices 1 microbatches 4294967298 {
+}
+
+// -----
+
 // expected-error @+1 {{'pipe.placement' op 'g' does not reference a pipe.graph}}
 pipe.placement @p graph @g devices 1 {
 }
@@ -477,6 +497,29 @@ pipe.schedule @s placement @p kind "gpipe" microbatches 0 {
 
 // expected-error @+1 {{'pipe.schedule' op attribute 'steps' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
 pipe.schedule @s placement @p kind "gpipe" microbatches 1 steps 0 {
+}
+
+// -----
+
+// A count beyond the bounds (once read as 32 bits: 2^32 + 2 passed as 2).
+pipe.graph @g() {
+  pipe.return
+}
+pipe.placement @p graph @g devices 1 {
+}
+// expected-error @+1 {{'pipe.schedule' op has 4294967298 micro-batches, more than 65536}}
+pipe.schedule @s placement @p kind "gpipe" microbatches 4294967298 {
+}
+
+// -----
+
+pipe.graph @g() {
+  pipe.return
+}
+pipe.placement @p graph @g devices 1 {
+}
+// expected-error @+1 {{'pipe.schedule' op lists 4096 steps, more than 1024}}
+pipe.schedule @s placement @p kind "pipedream-async" microbatches 1 steps 4096 {
 }
 
 // -----

@@ -176,16 +176,16 @@ pipe.schedule @train placement @placed kind "custom" microbatches 2 steps 2 {
 
 // An evaluation schedule: forward_only, default step count, an empty
 // device, and a device that the placement gives no stage.
-// CHECK-LABEL: pipe.schedule @eval placement @tagged kind "gpipe" microbatches 4611686018427387904 forward_only {
+// CHECK-LABEL: pipe.schedule @eval placement @tagged kind "gpipe" microbatches 65536 forward_only {
 // CHECK-NEXT: pipe.device 3 {
-// CHECK-NEXT: pipe.forward @all mb 4611686018427387903
+// CHECK-NEXT: pipe.forward @all mb 65535
 // CHECK-NEXT: }
 // CHECK-NEXT: pipe.device 0 {
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-pipe.schedule @eval placement @tagged kind "gpipe" microbatches 4611686018427387904 forward_only {
+pipe.schedule @eval placement @tagged kind "gpipe" microbatches 65536 forward_only {
   pipe.device 3 {
-    pipe.forward @all mb 4611686018427387903
+    pipe.forward @all mb 65535
   }
   pipe.device 0 {
   }

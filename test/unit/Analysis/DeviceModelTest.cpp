@@ -474,6 +474,18 @@ TEST(DeviceModelErrors, Fields) {
        "links[1]: a second link from device 1 to device 0"},
       {[](Object &o) { link(o, 0).erase("bandwidth"); },
        "links[0].bandwidth: missing required field"},
+      // Rates below 1 per second and times over 1e6 s make the planners'
+      // times overflow to inf (a simulator report that is not JSON).
+      {[](Object &o) {
+         device(o, 0)["peak_flops"] = Object{{"f32", 5e-324}};
+       },
+       "devices[0].peak_flops.f32: expected a rate of at least 1 per second, "
+       "got 4.94066e-324"},
+      {[](Object &o) { device(o, 0)["memory_bandwidth"] = 0.5; },
+       "devices[0].memory_bandwidth: expected a rate of at least 1 per "
+       "second, got 0.5"},
+      {[](Object &o) { link(o, 0)["latency"] = 1e300; },
+       "links[0].latency: expected at most 1e+06 seconds, got 1e+300"},
   };
   for (const Case &c : cases) {
     std::string err = errorAfter(c.edit);

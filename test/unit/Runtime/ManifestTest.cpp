@@ -122,4 +122,29 @@ TEST(Manifest, MetricRecord) {
   }
 }
 
+/// A stage lists a param once: a damaged owns list could otherwise update
+/// one twice and another never, with exit 0.
+TEST(Manifest, OwnsRecordListsAParamOnce) {
+  auto manifest = [](std::vector<int64_t> owned) {
+    pipe_rt::ManifestWriter writer;
+    writer.type(0, "f32", {2});
+    writer.param(0, "a", 0, true);
+    writer.param(1, "b", 0, true);
+    writer.stage(0, "s0", 0, {});
+    writer.schedule(0, "train", "gpipe", 1, 1, 1, false);
+    writer.device(0, 0, 0, "pipe_device_0_0");
+    writer.owns(0, 0, owned);
+    return writer.str();
+  };
+  pipe_rt::Manifest m;
+  std::string error;
+  ASSERT_TRUE(pipe_rt::parseManifest(manifest({0, 1}).c_str(), m, error))
+      << error;
+  m = pipe_rt::Manifest();
+  EXPECT_FALSE(pipe_rt::parseManifest(manifest({0, 1, 0}).c_str(), m, error));
+  EXPECT_NE(error.find("param id 0 repeated in the stage's list"),
+            std::string::npos)
+      << error;
+}
+
 } // namespace

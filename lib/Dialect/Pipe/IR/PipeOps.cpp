@@ -1,6 +1,7 @@
 //===- PipeOps.cpp - Operations of the pipe dialect -----------------------===//
 
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Dialect/Pipe/IR/PlanLimits.h"
 #include "pipe/Dialect/Pipe/IR/StageGraph.h"
 
 #include "mlir/IR/Builders.h"
@@ -343,6 +344,16 @@ LogicalResult ReturnOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult PlacementOp::verify() {
+  if (getDevices() > kMaxPlanDevices || getReplicas() > kMaxPlanDevices ||
+      getDevices() * getReplicas() > kMaxPlanDevices)
+    return emitOpError("has ")
+           << getDevices() << " devices times " << getReplicas()
+           << " replicas, more than the " << kMaxPlanDevices
+           << " machine devices a plan may use";
+  if (std::optional<uint64_t> microbatches = getMicrobatches();
+      microbatches && *microbatches > kMaxMicrobatches)
+    return emitOpError("has ")
+           << *microbatches << " micro-batches, more than " << kMaxMicrobatches;
   for (Operation &op : getBody().front())
     if (!isa<StageOp>(op))
       return op.emitOpError("is not allowed in a pipe.placement, which holds "
@@ -460,6 +471,13 @@ bool isTrainingAction(Operation *op) {
 } // namespace
 
 LogicalResult ScheduleOp::verifyRegions() {
+  if (getMicrobatches() > kMaxMicrobatches)
+    return emitOpError("has ")
+           << getMicrobatches() << " micro-batches, more than "
+           << kMaxMicrobatches;
+  if (getSteps() > kMaxScheduleSteps)
+    return emitOpError("lists ")
+           << getSteps() << " steps, more than " << kMaxScheduleSteps;
   DenseMap<uint64_t, DeviceOp> devices;
   for (Operation &op : getBody().front()) {
     auto device = dyn_cast<DeviceOp>(op);

@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Analysis/DeviceModel.h"
-#include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Dialect/Pipe/Transforms/Partition.h"
+#include "pipe/Analysis/DeviceModel.h"
+#include "pipe/Dialect/Pipe/IR/PlanLimits.h"
 #include "pipe/Dialect/Pipe/Transforms/PartitionIR.h"
+#include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Partitioning/Algorithms.h"
 #include "pipe/Partitioning/FromDeviceModel.h"
 #include "pipe/Partitioning/Partitioner.h"
@@ -20,6 +21,7 @@
 #include "pipe/Support/OutputFile.h"
 
 #include "mlir/IR/Threading.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -356,6 +358,35 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
   if (options.devices == 0 || options.microbatches == 0)
     return module.emitError(pass)
            << ": devices and microbatches must be at least 1";
+  if (options.devices > kMaxPlanDevices || options.replicas > kMaxPlanDevices ||
+      uint64_t(options.devices) * std::max(options.replicas, 1u) >
+          kMaxPlanDevices)
+    return module.emitError(pass)
+           << ": devices=" << options.devices
+           << " times replicas=" << options.replicas << " is more than the "
+           << kMaxPlanDevices << " machine devices a plan may use";
+  if (options.microbatches > kMaxMicrobatches)
+    return module.emitError(pass) << ": microbatches=" << options.microbatches
+                                  << " is more than " << kMaxMicrobatches;
+  // Up to 16 PiB of device memory, and a reserve below it.
+  constexpr double kMaxGiB = double(1 << 24);
+  auto number = [](double value) {
+    return llvm::formatv("{0}", llvm::format("%g", value)).str();
+  };
+  if (!(options.memoryGiB >= 0 && options.memoryGiB <= kMaxGiB))
+    return module.emitError(pass)
+           << ": memory-gib=" << number(options.memoryGiB)
+           << " is not a number of GiB in [0, " << number(kMaxGiB) << "]";
+  if (!(options.reserveMiB >= 0 && options.reserveMiB <= kMaxGiB * 1024))
+    return module.emitError(pass)
+           << ": reserve-mib=" << number(options.reserveMiB)
+           << " is not a number of MiB in [0, " << number(kMaxGiB * 1024)
+           << "]";
+  if (!llvm::is_contained({"f64", "f32", "tf32", "bf16", "f16", "f8", "i8"},
+                          options.dtype))
+    return module.emitError(pass)
+           << ": dtype '" << options.dtype
+           << "' is not one of f64, f32, tf32, bf16, f16, f8, i8";
   if (!createPartitioner(options.algorithm))
     return module.emitError(pass)
            << ": unknown algorithm '" << options.algorithm

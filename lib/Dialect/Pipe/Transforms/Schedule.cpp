@@ -1,5 +1,6 @@
 //===- Schedule.cpp - Writes per-device action lists for placements -------===//
 
+#include "pipe/Dialect/Pipe/IR/PlanLimits.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
 #include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
 #include "pipe/Scheduling/ScheduleGenerator.h"
@@ -37,6 +38,15 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
       return signalPassFailure();
     }
     std::optional<ScheduleTraits> traits = getScheduleTraits(kind);
+    if (microbatches > kMaxMicrobatches || steps > kMaxScheduleSteps) {
+      module.emitError("pipe-schedule: ")
+          << (microbatches > kMaxMicrobatches
+                  ? "microbatches=" + std::to_string(microbatches) +
+                        " is more than " + std::to_string(kMaxMicrobatches)
+                  : "steps=" + std::to_string(steps) + " is more than " +
+                        std::to_string(kMaxScheduleSteps));
+      return signalPassFailure();
+    }
     ScheduleOptions options;
     options.hostUpdate = *hostUpdateMode;
     options.steps = steps;
