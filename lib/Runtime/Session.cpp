@@ -12,6 +12,7 @@
 #include "OutputFile.h"
 #include "Profile.h"
 #include "SafetensorsIO.h"
+#include "pipe/Runtime/ManifestSchema.h"
 
 #include <algorithm>
 #include <cmath>
@@ -153,13 +154,20 @@ int pipe_rt_session_create(pipe_rt_symbol_lookup lookup, void *userData,
     return bad(PIPE_RT_INVALID_ARGUMENT,
                "symbol 'pipe_program_manifest' not found");
 
+  // Programs compiled before the checksum existed have none to compare.
+  uint64_t checksum = manifestChecksum(text);
+  if (auto *expected = static_cast<const uint64_t *>(
+          lookup(userData, "pipe_program_manifest_checksum"));
+      expected && *expected != checksum)
+    return bad(PIPE_RT_INVALID_ARGUMENT,
+               "the program's manifest does not match its checksum: the "
+               "artifact was damaged after compiling (recompile it)");
+
   auto s = std::make_unique<pipe_rt_session>();
   std::string msg;
   if (!parseManifest(text, s->manifest, msg))
     return bad(PIPE_RT_INVALID_ARGUMENT, msg);
-  s->manifestHash = 1469598103934665603ull;
-  for (const char *c = text; *c; ++c)
-    s->manifestHash = (s->manifestHash ^ uint8_t(*c)) * 1099511628211ull;
+  s->manifestHash = checksum;
   // parseManifest refuses a format version other than this runtime's.
   const Manifest &m = s->manifest;
   for (size_t f = 0; f < m.functions.size(); ++f) {

@@ -70,6 +70,17 @@ constexpr const char *kManifestMagic = "pipe-program";
 ///   5: `peer_order` (transfers matchable without tags).
 constexpr int kManifestVersion = 5;
 
+/// The checksum (64-bit FNV-1a) of a manifest's text, which a program
+/// exports as `pipe_program_manifest_checksum` beside it: the runtime
+/// refuses a manifest whose bytes were damaged after compiling (a byte flip
+/// in an artifact can otherwise still parse, and train something else).
+inline uint64_t manifestChecksum(const char *text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const char *c = text; *c; ++c)
+    hash = (hash ^ uint8_t(*c)) * 1099511628211ull;
+  return hash;
+}
+
 /// Record kinds in section order: a record may not follow one of a later
 /// section. device, ps and owns share the schedule's section (one group per
 /// schedule).

@@ -10,6 +10,7 @@
 #include "LowerToHost.h"
 
 #include "pipe/Dialect/Pipe/Transforms/ScheduleIR.h"
+#include "pipe/Runtime/ManifestSchema.h"
 #include "pipe/Runtime/Program.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -420,6 +421,10 @@ void host_lowering::emitProgramGlobals(ModuleOp module,
   LLVM::GlobalOp::create(b, module.getLoc(), arrayType, /*isConstant=*/true,
                          LLVM::Linkage::External, "pipe_program_manifest",
                          b.getStringAttr(text));
+  LLVM::GlobalOp::create(
+      b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
+      LLVM::Linkage::External, "pipe_program_manifest_checksum",
+      b.getI64IntegerAttr(int64_t(pipe_rt::manifestChecksum(text.c_str()))));
   LLVM::GlobalOp::create(b, module.getLoc(), b.getI32Type(),
                          /*isConstant=*/true, LLVM::Linkage::External,
                          "pipe_program_abi_version",
