@@ -33,10 +33,21 @@ TEST(FromDeviceModel, ClusterAndMachineAgree) {
               cluster.devices[d].getUsableBytes());
     EXPECT_EQ(machine.devices[d].flops, cluster.devices[d].flopsPerSecond);
   }
-  auto link = machine.links.find({0, 2});
-  ASSERT_NE(link, machine.links.end());
-  EXPECT_EQ(link->second.bandwidth, cluster.getBandwidth(0, 2));
-  EXPECT_EQ(link->second.latency, cluster.getLatency(0, 2));
+  // Every pair's link is the cluster's; a uniform cluster keeps none in the
+  // map (the default serves them all).
+  for (unsigned a = 0; a < 3; ++a)
+    for (unsigned b = 0; b < 3; ++b)
+      if (a != b) {
+        EXPECT_EQ(machine.getLink(a, b).bandwidth, cluster.getBandwidth(a, b));
+        EXPECT_EQ(machine.getLink(a, b).latency, cluster.getLatency(a, b));
+      }
+  EXPECT_TRUE(machine.links.empty());
+  // A pair that differs is kept.
+  cluster.bandwidth[0 * 3 + 2] /= 2;
+  MachineModel slower = buildMachineModel(cluster);
+  ASSERT_EQ(slower.links.size(), 1u);
+  EXPECT_EQ(slower.getLink(0, 2).bandwidth, cluster.getBandwidth(0, 2));
+  EXPECT_EQ(slower.getLink(2, 0).bandwidth, cluster.getBandwidth(2, 0));
 }
 
 TEST(SimulatedStepTime, TimesAGPipeStep) {
