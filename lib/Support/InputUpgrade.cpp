@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <optional>
 #include <string>
 
 using namespace mlir;
@@ -227,6 +228,13 @@ private:
     return i;
   }
   size_t matchClose(size_t open, size_t limit) const;
+  /// The attribute dictionary `{...}` after the op name ending at `end`, on
+  /// its line: its braces, the line's end and its entries.
+  struct AttrDict {
+    size_t open, close, limit;
+    SmallVector<DictEntry> entries;
+  };
+  std::optional<AttrDict> findAttrDict(size_t end) const;
   size_t findOnLine(size_t from, StringRef stops) const;
   size_t statementBegin(size_t name) const;
   void report(size_t offset, const llvm::Twine &message) {
@@ -234,6 +242,19 @@ private:
     ok = false;
   }
   void warn(size_t offset, StringRef kind, const llvm::Twine &message);
+  /// Reports older syntax `what` (at `offset`) that is not upgraded, `why`
+  /// and the way out.
+  void refuseUpgrade(size_t offset, StringRef what, StringRef why) {
+    report(offset, llvm::Twine(what) + "; " + why +
+                       "re-export with a newer TOSA exporter");
+  }
+  /// "<op> with attribute `<key>` is older TOSA syntax, ...".
+  static std::string olderAttribute(StringRef op, StringRef key) {
+    return (op + " with attribute `" + key +
+            "` is older TOSA syntax, which MLIR 22 rejects: MLIR 22 writes " +
+            mlir22Form(op))
+        .str();
+  }
 
   const llvm::MemoryBuffer &file;
   StringRef text;
@@ -268,6 +289,18 @@ size_t Upgrader::matchClose(size_t open, size_t limit) const {
     }
   }
   return StringRef::npos;
+}
+
+std::optional<Upgrader::AttrDict> Upgrader::findAttrDict(size_t end) const {
+  size_t open = findOnLine(end, "{:");
+  if (open == StringRef::npos || text[open] != '{')
+    return std::nullopt;
+  size_t limit = lineEnd(open);
+  size_t close = matchClose(open, limit);
+  if (close == StringRef::npos)
+    return std::nullopt;
+  return AttrDict{open, close, limit,
+                  parseDict(text.slice(open + 1, close - 1))};
 }
 
 size_t Upgrader::findOnLine(size_t from, StringRef stops) const {
@@ -449,14 +482,10 @@ void Upgrader::upgradeConstValue(size_t begin, size_t end) {
 
 void Upgrader::upgradeAttrsToOperands(StringRef name, size_t begin,
                                       size_t end) {
-  size_t open = findOnLine(end, "{:");
-  if (open == StringRef::npos || text[open] != '{')
+  std::optional<AttrDict> dict = findAttrDict(end);
+  if (!dict)
     return;
-  size_t limit = lineEnd(open);
-  size_t close = matchClose(open, limit);
-  if (close == StringRef::npos)
-    return;
-  SmallVector<DictEntry> entries = parseDict(text.slice(open + 1, close - 1));
+  auto [open, close, limit, entries] = *dict;
   ArrayRef<StringRef> keys = oldTosaAttributes(name);
   SmallVector<const DictEntry *> found;
   for (StringRef key : keys)
@@ -465,15 +494,8 @@ void Upgrader::upgradeAttrsToOperands(StringRef name, size_t begin,
         found.push_back(&entry);
   if (found.empty())
     return;
-  std::string what = (name + " with attribute `" + found.front()->key +
-                      "` is older TOSA syntax, which MLIR 22 rejects: MLIR "
-                      "22 writes " +
-                      mlir22Form(name))
-                         .str();
-  auto refuse = [&](StringRef why) {
-    report(begin, llvm::Twine(what) + "; " + why +
-                      "re-export with a newer TOSA exporter");
-  };
+  std::string what = olderAttribute(name, found.front()->key);
+  auto refuse = [&](StringRef why) { refuseUpgrade(begin, what, why); };
   if (!upgrade)
     return refuse("leave --pipe-upgrade-input on, or ");
   if (found.size() != keys.size())
@@ -575,10 +597,7 @@ void Upgrader::upgradeConvolution(StringRef name, size_t begin, size_t end) {
        "...}` with the zero points `tosa.const`s of shape 1 and the input's "
        "and the weight's element types")
           .str();
-  auto refuse = [&](StringRef why) {
-    report(begin, llvm::Twine(what) + "; " + why +
-                      "re-export with a newer TOSA exporter");
-  };
+  auto refuse = [&](StringRef why) { refuseUpgrade(begin, what, why); };
   bool isFloat = llvm::is_contained({"f32", "f16", "bf16"}, inputElement) &&
                  llvm::is_contained({"f32", "f16", "bf16"}, weightElement);
   if (!isFloat || llvm::any_of(entries, [](const DictEntry &e) {
@@ -630,14 +649,10 @@ void Upgrader::upgradeConvolution(StringRef name, size_t begin, size_t end) {
 /// for integers. f16 and bf16 bounds (the old ones are f32 values, often
 /// f32's largest) are left to a newer exporter.
 void Upgrader::upgradeClamp(size_t begin, size_t end) {
-  size_t open = findOnLine(end, "{:");
-  if (open == StringRef::npos || text[open] != '{')
+  std::optional<AttrDict> dict = findAttrDict(end);
+  if (!dict)
     return;
-  size_t limit = lineEnd(open);
-  size_t close = matchClose(open, limit);
-  if (close == StringRef::npos)
-    return;
-  SmallVector<DictEntry> entries = parseDict(text.slice(open + 1, close - 1));
+  auto [open, close, limit, entries] = *dict;
   auto find = [&](StringRef key) -> const DictEntry * {
     for (const DictEntry &entry : entries)
       if (entry.key == key)
@@ -648,15 +663,8 @@ void Upgrader::upgradeClamp(size_t begin, size_t end) {
   if (llvm::none_of(oldKeys, find))
     return;
   std::string what =
-      ("tosa.clamp with attribute `" + llvm::find_if(oldKeys, find)->str() +
-       "` is older TOSA syntax, which MLIR 22 rejects: MLIR 22 "
-       "writes " +
-       mlir22Form("tosa.clamp"))
-          .str();
-  auto refuse = [&](StringRef why) {
-    report(begin, llvm::Twine(what) + "; " + why +
-                      "re-export with a newer TOSA exporter");
-  };
+      olderAttribute("tosa.clamp", *llvm::find_if(oldKeys, find));
+  auto refuse = [&](StringRef why) { refuseUpgrade(begin, what, why); };
   if (!upgrade)
     return refuse("leave --pipe-upgrade-input on, or ");
   size_t colon = skipSpace(close);
