@@ -120,6 +120,13 @@ bool pipe_rt::validateTrainerOptions(const TrainerOptions &o,
     if (!checkReal(r, v, number(v), error))
       return false;
   }
+  // Found out only after training otherwise: no step would be profiled.
+  if (!o.profilePath.empty() && o.profileSkip >= o.steps) {
+    error = "--profile-skip " + std::to_string(o.profileSkip) +
+            ": leaves out every one of the " + std::to_string(o.steps) +
+            " steps, so --profile would measure none";
+    return false;
+  }
   if (o.minLr > o.lr) {
     error = "--min-lr " + number(o.minLr) +
             ": out of range, must be at most --lr (" + number(o.lr) + ")";

@@ -14,8 +14,8 @@
 // RUN: pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 3 --profile %t/p0.json --profile-skip 0 > /dev/null
 // RUN: %python %S/Inputs/check-profile.py %t/p0.json 3 | FileCheck %s
 //
-// Errors: no step left to measure; an unwritable path (found before
-// training, nothing half-written).
+// Errors: no step left to measure, and an unwritable path (both found
+// before training, nothing half-written).
 // RUN: not pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 2 --profile %t/q.json --profile-skip 2 2>&1 | FileCheck %s --check-prefix=SKIP
 // RUN: not pipe-runner %t/m.so --weights %t/w.safetensors --data %t/data.txt --steps 1 --profile %t/missing/p.json 2>&1 | FileCheck %s --check-prefix=PATH
 // RUN: test ! -e %t/q.json
@@ -32,6 +32,6 @@
 // CHECK-NEXT: peak bytes > 0
 // CHECK-NEXT: median step > 0
 
-// SKIP: --profile {{.*}}q.json: no step ran after the 2 skipped (--profile-skip)
+// SKIP: --profile-skip 2: leaves out every one of the 2 steps, so --profile would measure none
 // PATH: --profile '{{.*}}missing/p.json': directory '{{.*}}missing' does not exist
 // FLAG: --profile-skip: 'x' is not a non-negative integer

@@ -986,6 +986,14 @@ int main(int argc, char **argv) {
     if (flags.metrics.empty())
       flags.metrics.push_back("accuracy");
   }
+  if (flags.target != "cuda")
+    for (auto [flag, given] :
+         {std::pair<const char *, bool>{"--chip", flags.chip != "sm_90"},
+          {"--gemm-precision", flags.gemmPrecision != "f32"}})
+      if (given)
+        return fail(std::string(flag) +
+                        " is for --target cuda; the CPU target ignores it",
+                    pipe_rt::ExitUsage);
   if (flags.target == "cuda" && flags.artifact.empty())
     return fail("--target cuda needs --artifact DIR (the GPU program is run "
                 "by pipe-runner-cuda, not in-process)",
