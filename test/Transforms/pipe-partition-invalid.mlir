@@ -22,6 +22,8 @@
 // MEMORY-NAN: pipe-partition: memory-gib=nan is not a number of GiB
 // RESERVE: pipe-partition: reserve-mib=-5 is not a number of MiB in [0, 1.71799e+10]
 // DTYPE: pipe-partition: dtype 'bogus' is not one of f64, f32, tf32, bf16, f16, f8, i8
+// A pass's error about the whole module does not print the module after it.
+// DTYPE-NOT: see current operation
 
 pipe.param @w : tensor<8x8xf32>
 

@@ -202,14 +202,16 @@ struct LinalgToGpuPass
     ModuleOp module = getOperation();
     std::optional<int32_t> code = gemmComputeCode(gemmPrecision);
     if (!code) {
-      module.emitError("pipe-linalg-to-gpu: gemm-precision must be f32, "
-                       "tf32, bf16 or f16, not '")
+      mlir::emitError(module.getLoc(),
+                      "pipe-linalg-to-gpu: gemm-precision must be f32, "
+                      "tf32, bf16 or f16, not '")
           << gemmPrecision << "'";
       return signalPassFailure();
     }
     if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
-      module.emitError("pipe-linalg-to-gpu: block-size must be a multiple "
-                       "of 32 between 32 and 1024, not ")
+      mlir::emitError(module.getLoc(),
+                      "pipe-linalg-to-gpu: block-size must be a multiple "
+                      "of 32 between 32 and 1024, not ")
           << static_cast<int64_t>(blockSize.getValue());
       return signalPassFailure();
     }

@@ -40,7 +40,7 @@ struct MergeGpuModulesPass
         return signalPassFailure();
       }
     if (module.lookupSymbol(moduleName)) {
-      module.emitError("pipe-merge-gpu-modules: symbol @")
+      mlir::emitError(module.getLoc(), "pipe-merge-gpu-modules: symbol @")
           << moduleName << " already exists";
       return signalPassFailure();
     }

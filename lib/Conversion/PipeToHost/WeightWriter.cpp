@@ -64,6 +64,6 @@ LogicalResult host_lowering::writeWeights(ModuleOp module,
   }
   // The error names the file.
   if (llvm::Error err = writer.writeAtomically(path))
-    return module.emitError() << llvm::toString(std::move(err));
+    return mlir::emitError(module.getLoc()) << llvm::toString(std::move(err));
   return success();
 }

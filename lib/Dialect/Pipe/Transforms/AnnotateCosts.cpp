@@ -30,14 +30,15 @@ struct AnnotateCostsPass
     CostOptions options;
     std::optional<RecomputePolicy> policy = parseRecomputePolicy(recompute);
     if (!policy) {
-      module.emitError("pipe-annotate-costs: unknown recompute policy '")
+      mlir::emitError(module.getLoc(),
+                      "pipe-annotate-costs: unknown recompute policy '")
           << recompute << "' (expected save-all, recompute or save-inputs)";
       return signalPassFailure();
     }
     options.recompute = *policy;
     std::optional<unsigned> floatBytes = parseFloatBytes(dtype);
     if (!floatBytes) {
-      module.emitError("pipe-annotate-costs: unknown dtype '")
+      mlir::emitError(module.getLoc(), "pipe-annotate-costs: unknown dtype '")
           << dtype << "' (expected f64, f32, tf32, bf16, f16, f8 or native)";
       return signalPassFailure();
     }
@@ -48,7 +49,7 @@ struct AnnotateCostsPass
     if (!profile.empty()) {
       llvm::Expected<Profile> loaded = loadProfile(profile);
       if (!loaded) {
-        module.emitError("pipe-annotate-costs: ")
+        mlir::emitError(module.getLoc(), "pipe-annotate-costs: ")
             << llvm::toString(loaded.takeError());
         return signalPassFailure();
       }
@@ -78,7 +79,7 @@ struct AnnotateCostsPass
       return annotateFromTable(module, options, measured, inputNeedsGrad);
     for (auto &entry : measured.blocks)
       if (!knownNames.contains(entry.getKey())) {
-        module.emitError("pipe-annotate-costs: ")
+        mlir::emitError(module.getLoc(), "pipe-annotate-costs: ")
             << profile << ": field 'blocks." << entry.getKey()
             << "' names no pipe.block and no block instance";
         return signalPassFailure();

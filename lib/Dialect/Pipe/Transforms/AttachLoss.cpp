@@ -309,28 +309,28 @@ struct AttachLossPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (kind != "cross-entropy" && kind != "mse" && kind != "nll") {
-      module.emitError("pipe-attach-loss: unknown kind '")
+      mlir::emitError(module.getLoc(), "pipe-attach-loss: unknown kind '")
           << kind << "' (cross-entropy, mse or nll)";
       return signalPassFailure();
     }
     if (reduction != "mean" && reduction != "sum") {
-      module.emitError("pipe-attach-loss: unknown reduction '")
+      mlir::emitError(module.getLoc(), "pipe-attach-loss: unknown reduction '")
           << reduction << "' (mean or sum)";
       return signalPassFailure();
     }
     for (const std::string &metric : metrics) {
       if (llvm::count(metrics, metric) > 1) {
-        module.emitError("pipe-attach-loss: metric '")
+        mlir::emitError(module.getLoc(), "pipe-attach-loss: metric '")
             << metric << "' named twice";
         return signalPassFailure();
       }
       if (metric != "accuracy") {
-        module.emitError("pipe-attach-loss: unknown metric '")
+        mlir::emitError(module.getLoc(), "pipe-attach-loss: unknown metric '")
             << metric << "' (accuracy)";
         return signalPassFailure();
       }
       if (kind == "mse") {
-        module.emitError("pipe-attach-loss: metric '")
+        mlir::emitError(module.getLoc(), "pipe-attach-loss: metric '")
             << metric << "' needs class scores (cross-entropy or nll), not "
             << kind;
         return signalPassFailure();
@@ -346,7 +346,7 @@ struct AttachLossPass
     if (!funcName.empty()) {
       auto func = module.lookupSymbol<func::FuncOp>(funcName);
       if (!func || func.isExternal())
-        module.emitError("pipe-attach-loss: no function @")
+        mlir::emitError(module.getLoc(), "pipe-attach-loss: no function @")
             << funcName << " with a body in the module";
       return func && !func.isExternal() ? func : nullptr;
     }
@@ -355,7 +355,8 @@ struct AttachLossPass
       if (!func.isExternal() && !func.isPrivate())
         candidates.push_back(func);
     if (candidates.empty()) {
-      module.emitError("pipe-attach-loss: no public function with a body");
+      mlir::emitError(module.getLoc(),
+                      "pipe-attach-loss: no public function with a body");
       return nullptr;
     }
     if (candidates.size() == 1)

@@ -56,7 +56,8 @@ struct DifferentiatePass
     std::optional<RecomputePolicy> defaultPolicy =
         parseRecomputePolicy(recompute);
     if (!defaultPolicy) {
-      module.emitError("pipe-differentiate: unknown recompute policy '")
+      mlir::emitError(module.getLoc(),
+                      "pipe-differentiate: unknown recompute policy '")
           << recompute << "'; expected save-all, save-inputs or recompute";
       return signalPassFailure();
     }

@@ -29,11 +29,12 @@ struct ExternalizeParamsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (file.empty()) {
-      module.emitError("pipe-externalize-params needs a file=<path> option");
+      mlir::emitError(module.getLoc(),
+                      "pipe-externalize-params needs a file=<path> option");
       return signalPassFailure();
     }
     if (minBytes < 0) {
-      module.emitError("min-bytes must not be negative, got ")
+      mlir::emitError(module.getLoc(), "min-bytes must not be negative, got ")
           << static_cast<int64_t>(minBytes);
       return signalPassFailure();
     }
@@ -105,7 +106,7 @@ struct ExternalizeParamsPass
     writer.setMetadata("format", "pt");
     writer.setMetadata("producer", "pipe-externalize-params");
     if (llvm::Error error = writer.writeAtomically(file)) {
-      module.emitError("pipe-externalize-params: ")
+      mlir::emitError(module.getLoc(), "pipe-externalize-params: ")
           << llvm::toString(std::move(error));
       return signalPassFailure();
     }

@@ -941,7 +941,7 @@ struct FormBlocksPass : public pipe::impl::PipeFormBlocksBase<FormBlocksPass> {
     // The default name is a convention, not a requirement.
     if (funcName == "forward" && candidates.size() == 1)
       return candidates.front();
-    module.emitError("pipe-form-blocks: found no function @")
+    mlir::emitError(module.getLoc(), "pipe-form-blocks: found no function @")
         << funcName << " with a body"
         << (candidates.empty() ? "" : "; set func=<name>");
     return {};

@@ -30,7 +30,7 @@ struct FreezeParamsPass
     for (const std::string &text : patterns) {
       llvm::Expected<NamePattern> pattern = NamePattern::parse(text);
       if (!pattern) {
-        module.emitError("pipe-freeze-params: ")
+        mlir::emitError(module.getLoc(), "pipe-freeze-params: ")
             << llvm::toString(pattern.takeError());
         return signalPassFailure();
       }
@@ -48,9 +48,9 @@ struct FreezeParamsPass
     for (auto [index, pattern] : llvm::enumerate(parsed)) {
       if (used[index])
         continue;
-      InFlightDiagnostic diag = module.emitError("pipe-freeze-params: '")
-                                << pattern.getText()
-                                << "' matches no parameter";
+      InFlightDiagnostic diag =
+          mlir::emitError(module.getLoc(), "pipe-freeze-params: '")
+          << pattern.getText() << "' matches no parameter";
       auto params = module.getOps<ParamOp>();
       if (params.empty()) {
         diag << " (the module has none)";

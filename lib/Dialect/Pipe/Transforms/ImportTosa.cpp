@@ -114,8 +114,9 @@ struct ImportTosaPass : public pipe::impl::PipeImportTosaBase<ImportTosaPass> {
     LogicalResult lowered = runPipeline(pipeline, module);
     restoreWeights(module, weights);
     if (failed(lowered)) {
-      module.emitError("TOSA import failed: the ops reported above have no "
-                       "lowering to linalg-on-tensors");
+      mlir::emitError(module.getLoc(),
+                      "TOSA import failed: the ops reported above have no "
+                      "lowering to linalg-on-tensors");
       return signalPassFailure();
     }
     // Conversions skip what they cannot lower; say what is left and where.

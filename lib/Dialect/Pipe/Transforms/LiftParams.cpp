@@ -394,20 +394,22 @@ LogicalResult LiftParamsPass::resolveEntry(ModuleOp module) {
     if (!entry.empty()) {
       entryFunc = module.lookupSymbol<func::FuncOp>(entry);
       if (!entryFunc || entryFunc.isExternal())
-        return module.emitError("param-args: no function @")
+        return mlir::emitError(module.getLoc(), "param-args: no function @")
                << entry << " with a body in the module";
     } else {
       for (auto func : module.getOps<func::FuncOp>()) {
         if (func.isExternal() || func.isPrivate())
           continue;
         if (entryFunc)
-          return module.emitError("param-args: several public functions (@")
+          return mlir::emitError(module.getLoc(),
+                                 "param-args: several public functions (@")
                  << entryFunc.getSymName() << ", @" << func.getSymName()
                  << "); name one with entry=<function>";
         entryFunc = func;
       }
       if (!entryFunc)
-        return module.emitError("param-args: no public function with a body");
+        return mlir::emitError(module.getLoc(),
+                               "param-args: no public function with a body");
     }
     for (unsigned index : paramArgs)
       if (index >= entryFunc.getNumArguments())
@@ -468,7 +470,7 @@ LogicalResult LiftParamsPass::readNames(ModuleOp module) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(names, /*IsText=*/true);
   if (!buffer)
-    return module.emitError("names: cannot read '")
+    return mlir::emitError(module.getLoc(), "names: cannot read '")
            << names << "': " << buffer.getError().message();
   // One weight per line: its name first, the key it replaces last (so that
   // `pipe-gen --list-params` output, "name [shape] key", works as it is).
@@ -481,7 +483,7 @@ LogicalResult LiftParamsPass::readNames(ModuleOp module) {
     SmallVector<StringRef> tokens;
     line.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
     if (tokens.size() < 2)
-      return module.emitError("names: ")
+      return mlir::emitError(module.getLoc(), "names: ")
              << names << ":" << index + 1
              << ": expected '<parameter name> ... <resource key or global "
                 "name>', got '"
@@ -489,7 +491,7 @@ LogicalResult LiftParamsPass::readNames(ModuleOp module) {
     auto [it, inserted] =
         namesByKey.try_emplace(tokens.back().trim(), tokens.front().str());
     if (!inserted && it->second != tokens.front())
-      return module.emitError("names: ")
+      return mlir::emitError(module.getLoc(), "names: ")
              << names << ":" << index + 1 << ": key '" << tokens.back()
              << "' is already named '" << it->second << "'";
   }
@@ -652,14 +654,14 @@ void LiftParamsPass::runOnOperation() {
   lifted.clear();
   missingWeights = 0;
   if (minElements < 0) {
-    module.emitError("min-elements must not be negative, got ")
+    mlir::emitError(module.getLoc(), "min-elements must not be negative, got ")
         << static_cast<int64_t>(minElements);
     return signalPassFailure();
   }
   if (!frozen.empty()) {
     std::string error;
     if (!llvm::Regex(frozen).isValid(error)) {
-      module.emitError("frozen: invalid regular expression '")
+      mlir::emitError(module.getLoc(), "frozen: invalid regular expression '")
           << frozen << "': " << error;
       return signalPassFailure();
     }
@@ -668,7 +670,7 @@ void LiftParamsPass::runOnOperation() {
   if (!init.empty()) {
     initKind = parseInitKind(init);
     if (!initKind) {
-      module.emitError("init: '")
+      mlir::emitError(module.getLoc(), "init: '")
           << init << "' is not one of " << getInitKindNames();
       return signalPassFailure();
     }

@@ -28,12 +28,13 @@ struct LoadParamsPass : public pipe::impl::PipeLoadParamsBase<LoadParamsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (file.empty()) {
-      module.emitError("pipe-load-params needs a file=<path> option");
+      mlir::emitError(module.getLoc(),
+                      "pipe-load-params needs a file=<path> option");
       return signalPassFailure();
     }
     llvm::Expected<SafetensorsFile> opened = SafetensorsFile::open(file);
     if (!opened) {
-      module.emitError("cannot load parameters: ")
+      mlir::emitError(module.getLoc(), "cannot load parameters: ")
           << llvm::toString(opened.takeError());
       return signalPassFailure();
     }

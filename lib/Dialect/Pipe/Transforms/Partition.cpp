@@ -342,59 +342,60 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
       ScheduleModel::forSchedule(options.schedule, options.microbatches,
                                  options.weightStashing, options.recompute);
   if (!scheduleModel)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": " << llvm::toString(scheduleModel.takeError());
   bool chooseReplicas = options.replicas == 0;
   if (chooseReplicas && caller.placementOnly)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": replicas=0 (choose the data-parallel degree) needs "
               "--pipe-partition, which predicts step times";
   std::optional<TrainingMemory> memory =
       TrainingMemory::lookup(options.optimizer);
   if (!memory)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": unknown optimizer '" << options.optimizer << "' (expected "
            << TrainingMemory::getNames() << ")";
   if (options.devices == 0 || options.microbatches == 0)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": devices and microbatches must be at least 1";
   if (options.devices > kMaxPlanDevices || options.replicas > kMaxPlanDevices ||
       uint64_t(options.devices) * std::max(options.replicas, 1u) >
           kMaxPlanDevices)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": devices=" << options.devices
            << " times replicas=" << options.replicas << " is more than the "
            << kMaxPlanDevices << " machine devices a plan may use";
   if (options.microbatches > kMaxMicrobatches)
-    return module.emitError(pass) << ": microbatches=" << options.microbatches
-                                  << " is more than " << kMaxMicrobatches;
+    return mlir::emitError(module.getLoc(), pass)
+           << ": microbatches=" << options.microbatches << " is more than "
+           << kMaxMicrobatches;
   // Up to 16 PiB of device memory, and a reserve below it.
   constexpr double kMaxGiB = double(1 << 24);
   auto number = [](double value) {
     return llvm::formatv("{0}", llvm::format("%g", value)).str();
   };
   if (!(options.memoryGiB >= 0 && options.memoryGiB <= kMaxGiB))
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": memory-gib=" << number(options.memoryGiB)
            << " is not a number of GiB in [0, " << number(kMaxGiB) << "]";
   if (!(options.reserveMiB >= 0 && options.reserveMiB <= kMaxGiB * 1024))
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": reserve-mib=" << number(options.reserveMiB)
            << " is not a number of MiB in [0, " << number(kMaxGiB * 1024)
            << "]";
   if (!llvm::is_contained({"f64", "f32", "tf32", "bf16", "f16", "f8", "i8"},
                           options.dtype))
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": dtype '" << options.dtype
            << "' is not one of f64, f32, tf32, bf16, f16, f8, i8";
   if (!createPartitioner(options.algorithm))
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": unknown algorithm '" << options.algorithm
            << "' (known: " << getPartitionerNames() << ")";
   llvm::Expected<ClusterModel> model =
       ClusterModel::lookup(options.deviceModel);
   if (!model)
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": device model '" << options.deviceModel
            << "': " << llvm::toString(model.takeError());
 
@@ -403,7 +404,7 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
           ? (graph.getSymName() + "_" + options.algorithm).str()
           : options.placementName;
   if (SymbolTable::lookupSymbolIn(module, name))
-    return module.emitError(pass)
+    return mlir::emitError(module.getLoc(), pass)
            << ": the module already has a symbol @" << name
            << "; choose another with placement=<name>";
 
@@ -456,7 +457,7 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
         ScheduleModel::forSchedule(options.schedule, candidate.microbatches,
                                    options.weightStashing, options.recompute);
     if (!schedule)
-      return module.emitError(pass)
+      return mlir::emitError(module.getLoc(), pass)
              << ": " << llvm::toString(schedule.takeError());
     candidate.problem = makeProblem(candidate.devices, *schedule);
   }
@@ -566,7 +567,9 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
     if (!graphName.empty()) {
       graph = module.lookupSymbol<GraphOp>(graphName);
       if (!graph) {
-        module.emitError("pipe-partition: no pipe.graph named @") << graphName;
+        mlir::emitError(module.getLoc(),
+                        "pipe-partition: no pipe.graph named @")
+            << graphName;
         return signalPassFailure();
       }
     } else {
@@ -579,8 +582,9 @@ struct PartitionPass : public pipe::impl::PipePartitionBase<PartitionPass> {
         graph = candidate;
       }
       if (!graph) {
-        module.emitError("pipe-partition: the module has no pipe.graph; run "
-                         "--pipe-form-blocks first");
+        mlir::emitError(module.getLoc(),
+                        "pipe-partition: the module has no pipe.graph; run "
+                        "--pipe-form-blocks first");
         return signalPassFailure();
       }
     }

@@ -156,7 +156,7 @@ struct PrecisionPass : public pipe::impl::PipePrecisionBase<PrecisionPass> {
     else if (gemm == "f16")
       low = Float16Type::get(ctx);
     else {
-      module.emitError("pipe-precision: unknown gemm type '")
+      mlir::emitError(module.getLoc(), "pipe-precision: unknown gemm type '")
           << gemm << "' (expected bf16, f16 or f32)";
       return signalPassFailure();
     }

@@ -22,7 +22,8 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (weights != "stash" && weights != "stale" && weights != "predict") {
-      module.emitError("weights must be 'stash', 'stale' or 'predict', got '")
+      mlir::emitError(module.getLoc(),
+                      "weights must be 'stash', 'stale' or 'predict', got '")
           << weights << "'";
       return signalPassFailure();
     }
@@ -33,13 +34,15 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
             .Case("delayed", HostUpdateMode::Delayed)
             .Default(std::nullopt);
     if (!hostUpdateMode) {
-      module.emitError("host-update must be 'plain', 'overlap' or 'delayed', got '")
+      mlir::emitError(
+          module.getLoc(),
+          "host-update must be 'plain', 'overlap' or 'delayed', got '")
           << hostUpdate << "'";
       return signalPassFailure();
     }
     std::optional<ScheduleTraits> traits = getScheduleTraits(kind);
     if (microbatches > kMaxMicrobatches || steps > kMaxScheduleSteps) {
-      module.emitError("pipe-schedule: ")
+      mlir::emitError(module.getLoc(), "pipe-schedule: ")
           << (microbatches > kMaxMicrobatches
                   ? "microbatches=" + std::to_string(microbatches) +
                         " is more than " + std::to_string(kMaxMicrobatches)
@@ -113,10 +116,11 @@ struct SchedulePass : public pipe::impl::PipeScheduleBase<SchedulePass> {
     }
     if (!found) {
       if (this->placement.empty())
-        module.emitError("pipe-schedule found no pipe.placement; run "
-                         "--pipe-place first");
+        mlir::emitError(module.getLoc(),
+                        "pipe-schedule found no pipe.placement; run "
+                        "--pipe-place first");
       else
-        module.emitError("pipe-schedule found no placement @")
+        mlir::emitError(module.getLoc(), "pipe-schedule found no placement @")
             << this->placement;
       return signalPassFailure();
     }

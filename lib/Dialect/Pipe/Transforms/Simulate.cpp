@@ -69,7 +69,7 @@ struct SimulatePass : public pipe::impl::PipeSimulateBase<SimulatePass> {
     auto write = [&](StringRef path,
                      llvm::function_ref<void(llvm::raw_ostream &)> body) {
       if (llvm::Error error = writeOutputFile(path, body)) {
-        module.emitError() << llvm::toString(std::move(error));
+        mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
         return false;
       }
       return true;
