@@ -14,6 +14,11 @@ static Error cannotWrite(StringRef path, std::error_code ec) {
   return createStringError(ec, "cannot write " + path + ": " + ec.message());
 }
 
+bool pipe::isSameFile(StringRef a, StringRef b) {
+  bool same = false;
+  return a == b || (!sys::fs::equivalent(a, b, same) && same);
+}
+
 Error pipe::checkOutputPath(StringRef path) {
   if (path == "-")
     return Error::success();

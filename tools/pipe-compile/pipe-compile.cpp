@@ -20,7 +20,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -65,12 +64,6 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Whether `a` and `b` name one file (the same path, or links to one).
-static bool isSameFile(const std::string &a, const std::string &b) {
-  bool same = false;
-  return a == b || (!llvm::sys::fs::equivalent(a, b, same) && same);
-}
-
 static int compile(const pipe::InputLimits &limits) {
   // Every output is checked before the minutes of work that produce it.
   for (const std::string *path : {&outputFile, &weightsFile, &emitLLVM})
@@ -87,7 +80,7 @@ static int compile(const pipe::InputLimits &limits) {
   for (size_t i = 1; i < std::size(files); ++i)
     for (size_t j = 0; j < i; ++j)
       if (!files[i].second->empty() && !files[j].second->empty() &&
-          isSameFile(*files[i].second, *files[j].second))
+          pipe::isSameFile(*files[i].second, *files[j].second))
         return fail(llvm::Twine(files[i].first) + " '" + *files[i].second +
                     "' is also " + (j ? "the " : "") + files[j].first +
                     (j ? " file" : "") + ": each needs its own path");

@@ -851,7 +851,8 @@ int main(int argc, char **argv) {
     if (!path->empty() && *path != "-")
       if (llvm::Error err = pipe::checkOutputPath(*path))
         return fail(llvm::toString(std::move(err)), 2);
-  if (flags.output == flags.fitDeviceModel)
+  if (!flags.fitDeviceModel.empty() &&
+      pipe::isSameFile(flags.output, flags.fitDeviceModel))
     return fail("-o and --fit-device-model name one file '" + flags.output +
                     "': each output needs its own path",
                 2);

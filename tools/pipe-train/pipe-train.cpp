@@ -986,10 +986,11 @@ int main(int argc, char **argv) {
     if (flags.metrics.empty())
       flags.metrics.push_back("accuracy");
   }
+  const CompileFlags unset;
   if (flags.target != "cuda")
     for (auto [flag, given] :
-         {std::pair<const char *, bool>{"--chip", flags.chip != "sm_90"},
-          {"--gemm-precision", flags.gemmPrecision != "f32"}})
+         {std::pair<const char *, bool>{"--chip", flags.chip != unset.chip},
+          {"--gemm-precision", flags.gemmPrecision != unset.gemmPrecision}})
       if (given)
         return fail(std::string(flag) +
                         " is for --target cuda; the CPU target ignores it",

@@ -24,6 +24,11 @@ namespace mlir::pipe {
 /// hours of work rather than after.
 llvm::Error checkOutputPath(llvm::StringRef path);
 
+/// Whether `a` and `b` name one file: the same path, or two paths of one
+/// existing file (links, `./x` and `x`), so that no output replaces another
+/// output or an input.
+bool isSameFile(llvm::StringRef a, llvm::StringRef b);
+
 /// Writes `path` through `write`: "-" to standard output; a regular file
 /// through a temporary file next to it that replaces `path` only once every
 /// byte is written (so a failure keeps the old file); anything else
