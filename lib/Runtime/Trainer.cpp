@@ -32,6 +32,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <sys/stat.h>
@@ -45,11 +46,36 @@ namespace {
 /// 0: run on; > 0: the signal that asked to stop; -1: requestStop().
 volatile std::sig_atomic_t gStop = 0;
 
-extern "C" void onStopSignal(int sig) { gStop = sig; }
+/// When the first stop signal arrived (CLOCK_MONOTONIC, seconds).
+volatile std::sig_atomic_t gFirstStopSecond = 0;
 
-/// Installs the SIGINT/SIGTERM handlers for its lifetime. SA_RESETHAND: a
-/// second signal while the step finishes gets the default action (the
-/// process dies), so a stuck run can still be killed with a second Ctrl-C.
+/// Within this many seconds of the first, a stop signal is the same request
+/// delivered twice: GNU timeout sends it to the command and again to its
+/// process group, and batch systems may signal every process of a job.
+constexpr long kRepeatedSignalSeconds = 2;
+
+long monotonicSeconds() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now); // async-signal-safe
+  return long(now.tv_sec);
+}
+
+/// The first signal asks the run to stop at the next step boundary; one
+/// that comes later than the grace above kills the process (the default
+/// action), so a stuck run can still be killed with a second Ctrl-C.
+extern "C" void onStopSignal(int sig) {
+  if (gStop <= 0) {
+    gStop = sig;
+    gFirstStopSecond = std::sig_atomic_t(monotonicSeconds());
+    return;
+  }
+  if (monotonicSeconds() - long(gFirstStopSecond) <= kRepeatedSignalSeconds)
+    return;
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+/// Installs the SIGINT/SIGTERM handlers for its lifetime.
 class SignalGuard {
 public:
   explicit SignalGuard(bool enable) : enabled(enable) {
@@ -59,7 +85,7 @@ public:
     std::memset(&sa, 0, sizeof(sa));
     sa.sa_handler = onStopSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, &oldInt);
     sigaction(SIGTERM, &sa, &oldTerm);
   }
