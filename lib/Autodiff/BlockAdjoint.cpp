@@ -597,9 +597,10 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     result.weightFlops =
         install(weightPart, "_bwd_weight", kBackwardWeightAttr);
   }
+  uint64_t fusedFlops = 0;
   if (fusedPart) {
     result.fused = fusedPart;
-    install(fusedPart, "_bwd_fused", kBackwardAttr);
+    fusedFlops = install(fusedPart, "_bwd_fused", kBackwardAttr);
   }
 
   // Saved bytes: the block inputs the backward reads (unless recomputed by
@@ -621,7 +622,7 @@ mlir::pipe::autodiff::differentiateBlock(BlockOp forward,
     forward.setCostAttr(CostAttr::get(
         ctx, cost.getForwardFlops(), result.inputFlops, result.weightFlops,
         cost.getParamBytes(), savedBytes, cost.getOutputBytes(),
-        cost.getBytesAccessed(), cost.getForwardTimeNs(),
+        cost.getBytesAccessed(), fusedFlops, cost.getForwardTimeNs(),
         cost.getBackwardTimeNs(), cost.getBackwardInputTimeNs(),
         cost.getBackwardWeightTimeNs(), cost.getUpdateTimeNs(),
         cost.getForwardWorkingBytes(), cost.getRecomputeWorkingBytes(),

@@ -69,10 +69,12 @@ llvm::Error BlockGraph::finalize() {
     llvm::sort(node.params);
     node.params.erase(llvm::unique(node.params), node.params.end());
     if (node.forwardFlops < 0 || node.backwardInputFlops < 0 ||
-        node.backwardWeightFlops < 0 || node.forwardSeconds < 0 ||
-        node.backwardSeconds < 0 || !std::isfinite(node.forwardFlops) ||
+        node.backwardWeightFlops < 0 || node.backwardFlops < 0 ||
+        node.forwardSeconds < 0 || node.backwardSeconds < 0 ||
+        !std::isfinite(node.forwardFlops) ||
         !std::isfinite(node.backwardInputFlops) ||
-        !std::isfinite(node.backwardWeightFlops))
+        !std::isfinite(node.backwardWeightFlops) ||
+        !std::isfinite(node.backwardFlops))
       return createStringError(
           inconvertibleErrorCode(),
           llvm::formatv("block '{0}' has a negative or non-finite cost",
@@ -148,21 +150,6 @@ llvm::Error BlockGraph::finalize() {
     topoPos[topoOrder[i]] = i;
   finalized = true;
   return llvm::Error::success();
-}
-
-double BlockGraph::getTotalFlops() const {
-  double total = 0;
-  for (const BlockNode &node : nodes)
-    total +=
-        node.forwardFlops + node.backwardInputFlops + node.backwardWeightFlops;
-  return total;
-}
-
-uint64_t BlockGraph::getTotalParamBytes() const {
-  uint64_t total = 0;
-  for (const ParamInfo &param : params)
-    total += param.bytes;
-  return total;
 }
 
 //===----------------------------------------------------------------------===//
@@ -410,10 +397,11 @@ double PartitionProblem::getForwardSeconds(unsigned node,
 /// The node's backward times on `device` (getBackwardTimes).
 static BackwardTimes backwardTimes(const BlockNode &n,
                                    const DeviceInfo &device) {
-  return getBackwardTimes(
-      n.backwardSeconds, n.backwardInputSeconds, n.backwardWeightSeconds,
-      n.backwardInputFlops, n.backwardWeightFlops, n.bytesAccessed,
-      device.getBackwardFlops(), device.getBackwardBandwidth());
+  return getBackwardTimes(n.backwardSeconds, n.backwardInputSeconds,
+                          n.backwardWeightSeconds, n.backwardInputFlops,
+                          n.backwardWeightFlops, n.backwardFlops,
+                          n.bytesAccessed, device.getBackwardFlops(),
+                          device.getBackwardBandwidth());
 }
 
 double PartitionProblem::getBackwardSeconds(unsigned node,

@@ -58,7 +58,7 @@ class BlockInstance:
     name: str              # instance name ("prologue", "blocks.0", ...)
     function: str          # block function (@layer: shared by layers)
     forward_flops: int = 0
-    backward_flops: int = 0  # input + weight gradients
+    backward_flops: int = 0  # the fused backward's (input + weight parts)
     param_bytes: int = 0
     stage: Optional[str] = None
     device: Optional[int] = None
@@ -151,7 +151,9 @@ def read_summary(summary: Union[dict, str, os.PathLike]) -> ScheduledModule:
         cost = costs.get(run["block"], {})
         blocks.append(BlockInstance(
             index, run["name"], run["block"], cost.get("forward_flops", 0),
-            cost.get("backward_input_flops", 0)
+            # 0 before differentiation: the parts' sum.
+            cost.get("backward_flops", 0)
+            or cost.get("backward_input_flops", 0)
             + cost.get("backward_weight_flops", 0),
             cost.get("param_bytes", 0)))
     placements = [Placement(p["name"], p["graph"], p["devices"],

@@ -129,11 +129,13 @@ pipe.graph @g(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<f32> {
 // pre-activation as a saved activation, the graph's run gets the extra
 // result, both backward blocks take it after the cotangent; the input block
 // never reads the input x and the weight block never reads w. A cost
-// attribute gets its backward fields and saved bytes filled in.
+// attribute gets its backward fields and saved bytes filled in: each split
+// part runs the relu's adjoint (512 + 32 FLOPs), the fused backward once
+// (512 + 512 + 32 = 1056, not the parts' sum).
 
 // CHECK-LABEL: pipe.block @lin_relu
 // CHECK-SAME: params(%{{.+}}: tensor<8x8xf32>) (%{{.+}}: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
-// CHECK-SAME: cost = #pipe.cost<forward_flops = 544, backward_input_flops = 544, backward_weight_flops = 544, param_bytes = 256, saved_bytes = 256, output_bytes = 128>
+// CHECK-SAME: cost = #pipe.cost<forward_flops = 544, backward_input_flops = 544, backward_weight_flops = 544, param_bytes = 256, saved_bytes = 256, output_bytes = 128, backward_flops = 1056>
 // CHECK-SAME: pipe.saved_results = 1
 // CHECK: %[[MM:.+]] = linalg.generic
 // CHECK: %[[R:.+]] = linalg.generic

@@ -67,6 +67,7 @@
 // COST-NEXT:   "saved_bytes":
 // COST-NEXT:   "output_bytes":
 // COST-NEXT:   "bytes_accessed": {{[1-9][0-9]*}},
+// COST-NEXT:   "backward_flops": {{[0-9]+}},
 // COST-NEXT:   "forward_time_ns": 0,
 // COST-NEXT:   "backward_time_ns": 0,
 // COST-NEXT:   "backward_input_time_ns": 0,

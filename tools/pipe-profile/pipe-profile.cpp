@@ -172,6 +172,10 @@ struct BlockInfo {
   std::vector<double> update; // per instance (its stage's update), ms
   /// Part -> the most working memory any instance's part measured.
   std::map<std::string, int64_t> working;
+  /// Part -> the FLOPs of its code as it ran (the differentiated parts'
+  /// counts, which the fit uses: the weight-gradient part run apart
+  /// propagates the gradient through the block again).
+  std::map<std::string, uint64_t> runFlops;
   uint64_t paramCount = 0;
 };
 
@@ -229,7 +233,21 @@ struct Measured {
   std::vector<double> runOverheads;
   std::map<std::string, std::vector<std::string>> stageInstances;
   std::map<std::string, std::string> instanceBlock;
+  /// Block -> part -> FLOPs of the code that ran (BlockInfo::runFlops).
+  std::map<std::string, std::map<std::string, uint64_t>> runFlops;
 };
+
+/// The FLOPs of each part of a differentiated block, from its #pipe.cost.
+std::map<std::string, uint64_t> getRunFlops(pipe::CostAttr cost) {
+  uint64_t input = cost.getBackwardInputFlops();
+  uint64_t weight = cost.getBackwardWeightFlops();
+  uint64_t fused = cost.getBackwardFlops();
+  return {{"forward", cost.getForwardFlops()},
+          {"recompute", cost.getForwardFlops()},
+          {"backward.input", input},
+          {"backward.weight", weight},
+          {"backward", fused ? fused : input + weight}};
+}
 
 LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
                               StringRef schedule, bool recompute, StringRef dir,
@@ -261,6 +279,9 @@ LogicalResult measureSchedule(ModuleOp lifted, const Flags &flags,
   for (auto graph : module->getOps<pipe::GraphOp>())
     for (auto run : graph.getBody().getOps<pipe::RunOp>())
       measured.instanceBlock[run.getInstance().str()] = run.getCallee().str();
+  for (auto block : module->getOps<pipe::BlockOp>())
+    if (pipe::CostAttr cost = block.getCostAttr())
+      measured.runFlops[block.getSymName().str()] = getRunFlops(cost);
   module->walk([&](pipe::StageOp stage) {
     for (Attribute name : stage.getBlocks())
       measured.stageInstances[stage.getSymName().str()].push_back(
@@ -472,6 +493,9 @@ void collectParts(const Measured &measured, std::vector<BlockInfo> &blocks) {
     if (callee == measured.instanceBlock.end() || !byName.count(callee->second))
       continue;
     BlockInfo &block = *byName[callee->second];
+    auto flops = measured.runFlops.find(callee->second);
+    if (flops != measured.runFlops.end())
+      block.runFlops = flops->second;
     if (part == "update") {
       block.update.push_back(median(times));
     } else {
@@ -582,6 +606,20 @@ double partMs(const BlockInfo &b, const std::string &part) {
   return it == b.parts.end() ? 0 : mean(it->second);
 }
 
+/// The FLOPs of `part` as it ran, else the analytic model's figure.
+int64_t partFlops(const BlockInfo &b, const std::string &part) {
+  auto it = b.runFlops.find(part);
+  if (it != b.runFlops.end())
+    return int64_t(it->second);
+  if (part == "forward" || part == "recompute")
+    return int64_t(b.cost.forwardFlops);
+  if (part == "backward.input")
+    return int64_t(b.cost.backwardInputFlops);
+  if (part == "backward.weight")
+    return int64_t(b.cost.backwardWeightFlops);
+  return int64_t(b.cost.backwardInputFlops + b.cost.backwardWeightFlops);
+}
+
 int64_t partWorkingBytes(const BlockInfo &b, const std::string &part) {
   auto it = b.working.find(part);
   return it == b.working.end() ? 0 : it->second;
@@ -605,6 +643,9 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
         {"backward_weight_flops", int64_t(b.cost.backwardWeightFlops)},
         {"bytes_accessed", int64_t(b.cost.bytesRead + b.cost.bytesWritten)},
         {"param_bytes", int64_t(b.cost.paramBytes)},
+        {"backward_input_run_flops", partFlops(b, "backward.input")},
+        {"backward_weight_run_flops", partFlops(b, "backward.weight")},
+        {"backward_fused_run_flops", partFlops(b, "backward")},
         {"forward_ms", partMs(b, "forward")},
         {"recompute_ms", partMs(b, "recompute")},
         {"backward_input_ms", partMs(b, "backward.input")},
@@ -651,10 +692,10 @@ llvm::json::Value tableJson(const std::vector<BlockInfo> &blocks,
 }
 
 /// The forward and backward parts that ran, as --fit-device-model fits
-/// them (a backward's bytes taken as the forward's): the fused backward,
-/// which every schedule but the zero-bubble ones runs, where it ran, else
-/// the split parts (run apart they cost more: each pays the bytes and its
-/// own overhead).
+/// them, each with the FLOPs of its code (a backward's bytes taken as the
+/// forward's): the fused backward, which every schedule but the zero-bubble
+/// ones runs, where it ran, else the split parts (run apart they cost more:
+/// each pays the bytes and its own overhead).
 std::vector<pipe::MeasuredPart>
 getMeasuredParts(const std::vector<BlockInfo> &blocks) {
   std::vector<pipe::MeasuredPart> parts;
@@ -662,16 +703,13 @@ getMeasuredParts(const std::vector<BlockInfo> &blocks) {
     if (b.instances.empty())
       continue;
     double bytes = double(b.cost.bytesRead + b.cost.bytesWritten);
-    uint64_t fused = b.cost.backwardInputFlops + b.cost.backwardWeightFlops;
-    std::vector<std::pair<uint64_t, const char *>> ran = {
-        {b.cost.forwardFlops, "forward"}};
+    std::vector<const char *> ran = {"forward"};
     if (partMs(b, "backward") > 0)
-      ran.push_back({fused, "backward"});
+      ran.push_back("backward");
     else
-      ran.insert(ran.end(), {{b.cost.backwardInputFlops, "backward.input"},
-                             {b.cost.backwardWeightFlops, "backward.weight"}});
-    for (auto [flops, part] : ran)
-      if (flops > 0)
+      ran.insert(ran.end(), {"backward.input", "backward.weight"});
+    for (const char *part : ran)
+      if (int64_t flops = partFlops(b, part))
         parts.push_back({double(flops), bytes, partMs(b, part) * 1e-3,
                          llvm::StringRef(part).starts_with("backward")});
   }

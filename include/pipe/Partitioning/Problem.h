@@ -51,6 +51,8 @@ struct BlockNode {
   double forwardFlops = 0;
   double backwardInputFlops = 0;
   double backwardWeightFlops = 0;
+  /// The fused backward's FLOPs where they are not the parts' sum (0).
+  double backwardFlops = 0;
   /// Bytes the forward reads and writes; each part that does work is
   /// charged them at the device's memory bandwidth.
   double bytesAccessed = 0;
@@ -123,10 +125,6 @@ public:
   llvm::ArrayRef<unsigned> getOutputValues(unsigned node) const {
     return outputs[node];
   }
-
-  /// Sums over all nodes, for reports and lower bounds.
-  double getTotalFlops() const;
-  uint64_t getTotalParamBytes() const;
 
 private:
   std::vector<BlockNode> nodes;

@@ -54,13 +54,16 @@ struct BackwardTimes {
 /// the given rates. Split parts measured apart are taken as they are (the
 /// fused time, unless measured, is their sum); a measured fused time alone
 /// is split by the parts' FLOPs (all of it to the input part without
-/// FLOPs); analytic, the fused backward passes over the bytes once for
-/// both parts' FLOPs and each part run apart pays them. A part without
-/// FLOPs takes no time. The simulator and the partitioners both use it.
-inline BackwardTimes
-getBackwardTimes(double measuredFused, double measuredInput,
-                 double measuredWeight, double inputFlops, double weightFlops,
-                 double bytes, double flopsPerSecond, double bytesPerSecond) {
+/// FLOPs); analytic, the fused backward passes over the bytes once for its
+/// FLOPs (`fusedFlops`, 0: the parts' sum) and each part run apart pays
+/// them. A part without FLOPs takes no time. The simulator and the
+/// partitioners both use it.
+inline BackwardTimes getBackwardTimes(double measuredFused,
+                                      double measuredInput,
+                                      double measuredWeight, double inputFlops,
+                                      double weightFlops, double fusedFlops,
+                                      double bytes, double flopsPerSecond,
+                                      double bytesPerSecond) {
   BackwardTimes t;
   double flops = inputFlops + weightFlops;
   if (measuredInput > 0 || measuredWeight > 0) {
@@ -77,7 +80,7 @@ getBackwardTimes(double measuredFused, double measuredInput,
     };
     t.input = analytic(inputFlops);
     t.weight = analytic(weightFlops);
-    t.fused = analytic(flops);
+    t.fused = analytic(fusedFlops > 0 ? fusedFlops : flops);
     return t;
   }
   t.fused = measuredFused > 0 ? measuredFused : t.input + t.weight;

@@ -7,6 +7,10 @@
 // RUN: pipe-gen --model=tiny-gpt > %t.model.mlir
 // RUN: pipe-profile %t.model.mlir --repeats 2 --warmup 1 -o %t.table.json
 // RUN: FileCheck %s --input-file %t.table.json
+// The FLOPs of each part as it ran: the fused backward runs what the split
+// parts share once, so it does no less than either and less than both.
+// RUN: python3 -c "import json, sys; b = [b for b in json.load(open(sys.argv[1]))['blocks'] if b['name'] == 'layer'][0]; f, i, w = (b['backward_%%s_run_flops' %% p] for p in ('fused', 'input', 'weight')); print('run flops:', max(i, w) <= f < i + w)" %t.table.json | FileCheck %s --check-prefix=RUN-FLOPS
+// RUN-FLOPS: run flops: True
 // RUN: pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%t.table.json --pipe-differentiate --pipe-partition-and-schedule="partitioner=seq devices=2 device-model=h200 schedule=1f1b microbatches=2" --pipe-print-summary -o /dev/null 2>&1 | FileCheck %s --check-prefix=ANNOTATE
 
 // CHECK: "blocks": [

@@ -41,6 +41,7 @@ mlir::pipe::partitioning::buildBlockGraph(GraphOp graph,
       node.forwardFlops = cost.getForwardFlops();
       node.backwardInputFlops = cost.getBackwardInputFlops();
       node.backwardWeightFlops = cost.getBackwardWeightFlops();
+      node.backwardFlops = cost.getBackwardFlops();
       node.bytesAccessed = cost.getBytesAccessed();
       node.forwardSeconds = cost.getForwardTimeNs() * 1e-9;
       node.backwardSeconds = cost.getBackwardTimeNs() * 1e-9;

@@ -194,6 +194,7 @@ struct PrintSummaryPass
       json.attribute("saved_bytes", cost.getSavedBytes());
       json.attribute("output_bytes", cost.getOutputBytes());
       json.attribute("bytes_accessed", cost.getBytesAccessed());
+      json.attribute("backward_flops", cost.getBackwardFlops());
       json.attribute("forward_time_ns", cost.getForwardTimeNs());
       json.attribute("backward_time_ns", cost.getBackwardTimeNs());
       json.attribute("backward_input_time_ns", cost.getBackwardInputTimeNs());

@@ -157,8 +157,8 @@ FailureOr<Pipeline> mlir::pipe::buildPipeline(PlacementOp placement,
     BackwardTimes backward = getBackwardTimes(
         cost.getBackwardTimeNs() * 1e-9, cost.getBackwardInputTimeNs() * 1e-9,
         cost.getBackwardWeightTimeNs() * 1e-9, cost.getBackwardInputFlops(),
-        cost.getBackwardWeightFlops(), bytes, device.getBackwardFlops(),
-        device.getBackwardBandwidth());
+        cost.getBackwardWeightFlops(), cost.getBackwardFlops(), bytes,
+        device.getBackwardFlops(), device.getBackwardBandwidth());
     stage.backwardInputTime += backward.input;
     stage.backwardWeightTime += backward.weight;
     stage.fusedBackwardTime += backward.fused;

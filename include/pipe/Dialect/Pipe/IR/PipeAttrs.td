@@ -40,7 +40,13 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     than the fused backward as each recomputes what they share, and the
     optimizer update of the block's parameters, `update_time_ns`), which the
     simulator prefers over estimates from FLOPs and `bytes_accessed` (the
-    bytes the forward reads and writes) at the device's rates. A pipe-profile table also
+    bytes the forward reads and writes) at the device's rates. Before
+    differentiation the backward FLOPs are the analytic model's; the
+    differentiation replaces them by the counts of the generated parts, and
+    sets `backward_flops` to the fused backward's count (omitted when zero:
+    the sum of the parts' FLOPs). Run apart, the weight-gradient part
+    propagates the output gradient through the block again, so the parts'
+    sum exceeds what the fused backward runs. A pipe-profile table also
     sets the measured working memory of each part (`*_working_bytes`,
     omitted when zero: the most device bytes above those held when the part
     began, temporaries of the lowered code included), which the memory
@@ -60,6 +66,7 @@ def Pipe_CostAttr : AttrDef<Pipe_Dialect, "Cost"> {
     Pipe_CountParameter:$saved_bytes,
     Pipe_CountParameter:$output_bytes,
     Pipe_OptionalCountParameter:$bytes_accessed,
+    Pipe_OptionalCountParameter:$backward_flops,
     Pipe_OptionalCountParameter:$forward_time_ns,
     Pipe_OptionalCountParameter:$backward_time_ns,
     Pipe_OptionalCountParameter:$backward_input_time_ns,
