@@ -33,7 +33,8 @@ using llvm::StringRef;
 
 namespace cl = llvm::cl;
 
-const InputLimits &pipe::registerInputLimitOptions() {
+const InputLimits &
+pipe::registerInputLimitOptions(cl::OptionCategory *category) {
   static InputLimits limits;
   static cl::opt<unsigned, true> maxNesting(
       "pipe-max-nesting",
@@ -66,6 +67,11 @@ const InputLimits &pipe::registerInputLimitOptions() {
                "tosa.const value =, ...), with a warning for each rewrite "
                "(false: report it as an error)"),
       cl::location(limits.upgradeSyntax), cl::init(limits.upgradeSyntax));
+  if (category)
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &maxNesting, &maxExpansion, &allowBytecode, &containParse,
+             &upgradeSyntax})
+      option->addCategory(*category);
   return limits;
 }
 

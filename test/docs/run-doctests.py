@@ -178,7 +178,9 @@ def run_file(path, runnable, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--build-dir",
+                        help="the build whose bin/ the blocks run (not "
+                        "needed with --list)")
     parser.add_argument("--source-dir", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     parser.add_argument("--timeout", type=float, default=120,
@@ -187,8 +189,11 @@ def main():
                         help="print the runnable blocks, run nothing")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
+    if not args.list and not args.build_dir:
+        parser.error("--build-dir is required to run the blocks")
     args.source_dir = os.path.abspath(args.source_dir)
-    args.build_dir = os.path.abspath(args.build_dir)
+    if args.build_dir:
+        args.build_dir = os.path.abspath(args.build_dir)
     files = args.files or ["README.md"] + sorted(
         os.path.relpath(p, args.source_dir) for p in
         glob.glob(os.path.join(args.source_dir, "docs", "tutorial-*.md")))

@@ -113,7 +113,8 @@ static int compile(const pipe::InputLimits &limits) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   pipe::registerCompilerPasses();
-  const pipe::InputLimits &limits = pipe::registerInputLimitOptions();
+  const pipe::InputLimits &limits =
+      pipe::registerInputLimitOptions(&compileCat);
   cl::HideUnrelatedOptions(compileCat);
   cl::ParseCommandLineOptions(argc, argv,
                               "pipe-compile: scheduled pipe IR "

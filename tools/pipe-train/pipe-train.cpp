@@ -125,7 +125,7 @@ Placement and schedule:
                          which --devices, --stages-per-device and
                          --partitioner may not change)
   --schedule KIND        gpipe, 1f1b, interleaved-1f1b, zb-h1, mixed,
-                         pipedream-async, l2l (default 1f1b)
+                         pipedream-async, l2l, looped-bfs (default 1f1b)
   --microbatches N       micro-batches per step (default 4)
   --recompute            recompute each stage's forward before its backward
   --async-weights W      pipedream-async: stash (default), stale, or

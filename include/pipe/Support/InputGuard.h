@@ -42,6 +42,10 @@
 #include <memory>
 #include <string>
 
+namespace llvm::cl {
+class OptionCategory;
+} // namespace llvm::cl
+
 namespace llvm {
 class MemoryBuffer;
 class SourceMgr;
@@ -75,9 +79,11 @@ struct InputLimits {
 
 /// Registers the limits as command-line options of a tool using
 /// llvm::cl (--pipe-max-nesting, --pipe-max-expansion, --pipe-allow-bytecode,
-/// --pipe-contain-parse, --pipe-upgrade-input) and returns them; call before parsing the command
-/// line, read after.
-const InputLimits &registerInputLimitOptions();
+/// --pipe-contain-parse, --pipe-upgrade-input) and returns them; call before
+/// parsing the command line, read after. A tool that hides the options of
+/// other categories from its --help passes its own, so that these show.
+const InputLimits &
+registerInputLimitOptions(llvm::cl::OptionCategory *category = nullptr);
 
 /// Checks `file` before it is parsed; on failure prints
 /// `file:line:col: error: ...` to llvm::errs().

@@ -26,6 +26,15 @@ struct PlacePass : public pipe::impl::PipePlaceBase<PlacePass> {
     llvm::StringSet<> placed;
     for (PlacementOp placement : module.getOps<PlacementOp>())
       placed.insert(placement.getGraph());
+    // A module without graphs is a pipeline run out of order, not one with
+    // nothing left to place: saying nothing left the error to the next
+    // pass, which blamed the placement.
+    if (module.getOps<GraphOp>().empty()) {
+      mlir::emitError(module.getLoc(),
+                      "pipe-place: the module has no pipe.graph; run "
+                      "--pipe-form-blocks first");
+      return signalPassFailure();
+    }
     PartitionCaller caller;
     caller.passName = "pipe-place";
     caller.placementOnly = true;
