@@ -8,6 +8,7 @@
 
 #include "pipe/Analysis/CostModel.h"
 #include "pipe/Dialect/Pipe/IR/Pipe.h"
+#include "pipe/Support/InputFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -758,11 +759,11 @@ llvm::Expected<Profile> mlir::pipe::parseProfile(StringRef json,
 }
 
 llvm::Expected<Profile> mlir::pipe::loadProfile(StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, /*isText=*/true);
   if (!buffer)
-    return profileError(path,
-                        "cannot read profile: " + buffer.getError().message());
+    return profileError(path, "cannot read profile: " +
+                                  llvm::toString(buffer.takeError()));
   return parseProfile((*buffer)->getBuffer(), path);
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Analysis/DeviceModel.h"
+#include "pipe/Support/InputFile.h"
 #include "pipe/Support/JSONUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -608,12 +609,11 @@ llvm::Expected<ClusterModel> ClusterModel::parse(llvm::StringRef json,
 }
 
 llvm::Expected<ClusterModel> ClusterModel::loadFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, /*isText=*/true);
   if (!buffer)
     return llvm::createStringError(
-        buffer.getError(), "%s",
-        (path + ": cannot open: " + buffer.getError().message()).str().c_str());
+        (path + ": cannot open: " + llvm::toString(buffer.takeError())).str());
   return parse((*buffer)->getBuffer(), path);
 }
 

@@ -448,8 +448,15 @@ private:
   }
 };
 
+/// Safetensors are read whole: a device or a pipe (/dev/zero never ends, a
+/// FIFO without a writer blocks the open) is refused before reading.
 bool readAll(const std::string &path, std::vector<unsigned char> &out,
              std::string &error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file (a safetensors file is read whole)";
+    return false;
+  }
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
     error = path + ": cannot open: " + std::strerror(errno);

@@ -1,6 +1,7 @@
 //===- InputGuard.cpp - Reading untrusted IR without crashing -------------===//
 
 #include "pipe/Support/InputGuard.h"
+#include "pipe/Support/InputFile.h"
 #include "pipe/Support/InputNesting.h"
 #include "pipe/Support/InputUpgrade.h"
 
@@ -343,12 +344,15 @@ LogicalResult pipe::probeParse(const llvm::MemoryBuffer &file,
 std::unique_ptr<llvm::MemoryBuffer>
 pipe::readUntrustedFile(StringRef path, const DialectRegistry &registry,
                         const InputLimits &limits, StringRef splitMarker) {
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
-  if (!file) {
-    llvm::errs() << path << ": error: " << message << "\n";
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+      readInputFile(path, /*isText=*/false);
+  if (!read) {
+    llvm::errs() << path
+                 << ": error: cannot open: " << llvm::toString(read.takeError())
+                 << "\n";
     return nullptr;
   }
+  std::unique_ptr<llvm::MemoryBuffer> file = std::move(*read);
   if (failed(checkInputText(*file, limits)))
     return nullptr;
   FailureOr<std::unique_ptr<llvm::MemoryBuffer>> upgraded =

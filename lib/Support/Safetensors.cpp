@@ -7,8 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Support/Safetensors.h"
-#include "pipe/Support/OutputFile.h"
+#include "pipe/Support/InputFile.h"
 #include "pipe/Support/JSONUtils.h"
+#include "pipe/Support/OutputFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -231,11 +232,11 @@ private:
 } // namespace
 
 llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(path, /*isText=*/false, /*requiresNullTerminator=*/false);
   if (!buffer)
-    return makeError(path + ": cannot open: " + buffer.getError().message());
+    return makeError(path +
+                     ": cannot open: " + llvm::toString(buffer.takeError()));
   return parse(std::move(*buffer));
 }
 

@@ -14,11 +14,11 @@
 
 #include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Support/InputGuard.h"
+#include "pipe/Support/OutputFile.h"
 #include "pipe/Target/Host/HostPipeline.h"
 #include "pipe/Tools/FrontEnd.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -26,7 +26,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <cstdio>
 
@@ -48,28 +47,28 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
   if (!file)
     return failure();
 
-  std::string errorMessage;
-  auto output = openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
-    return failure();
-  }
+  // The output replaces its file only once it is whole: `-o` naming the
+  // input (an in-place edit) keeps the input until the new text is written,
+  // and a failing pass or a full disk leaves the old file as it was.
   bool bytecode = pipe::isBytecode(*file);
-  if (failed(MlirOptMain(output->os(), std::move(file), registry, config))) {
+  bool passesFailed = false;
+  llvm::Error error = pipe::writeFallibleOutputFile(
+      outputFilename, [&](raw_ostream &os) -> llvm::Error {
+        if (succeeded(MlirOptMain(os, std::move(file), registry, config)))
+          return llvm::Error::success();
+        passesFailed = true;
+        return llvm::createStringError("the passes failed");
+      });
+  if (passesFailed) {
+    llvm::consumeError(std::move(error));
     if (bytecode)
       pipe::noteBytecodeFailure(inputFilename);
     return failure();
   }
-  // A full disk must not pass for success, nor end in a nameless
-  // "LLVM ERROR: IO failure" when the stream is destroyed.
-  output->os().flush();
-  if (std::error_code ec = output->os().error()) {
-    output->os().clear_error();
-    llvm::errs() << outputFilename << ": error: cannot write the output: "
-                 << ec.message() << "\n";
+  if (error) {
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
     return failure();
   }
-  output->keep();
   return success();
 }
 

@@ -14,6 +14,7 @@
 #include "pipe/Dialect/Pipe/Transforms/ParamData.h"
 #include "pipe/Dialect/Pipe/Transforms/ParamInit.h"
 #include "pipe/Dialect/Pipe/Transforms/Passes.h"
+#include "pipe/Support/InputFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -467,11 +468,11 @@ LogicalResult LiftParamsPass::readNames(ModuleOp module) {
   namesByKey.clear();
   if (names.empty())
     return success();
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(names, /*IsText=*/true);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readInputFile(names, /*isText=*/true);
   if (!buffer)
     return mlir::emitError(module.getLoc(), "names: cannot read '")
-           << names << "': " << buffer.getError().message();
+           << names << "': " << llvm::toString(buffer.takeError());
   // One weight per line: its name first, the key it replaces last (so that
   // `pipe-gen --list-params` output, "name [shape] key", works as it is).
   SmallVector<StringRef> lines;
