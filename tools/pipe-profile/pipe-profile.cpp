@@ -894,6 +894,15 @@ int main(int argc, char **argv) {
     return fail("-o and --fit-device-model name one file '" + flags.output +
                     "': each output needs its own path",
                 2);
+  for (auto [flag, path] :
+       {std::pair<const char *, const std::string *>{"-o", &flags.output},
+        {"--fit-device-model", &flags.fitDeviceModel}})
+    if (!flags.model.empty() && !path->empty() &&
+        pipe::isSameFile(flags.model, *path))
+      return fail(std::string(flag) + " '" + *path +
+                      "': also the model, which the run reads (an output "
+                      "must not replace an input)",
+                  2);
   if (!flags.loss.empty() && flags.model.empty())
     return fail("--loss is for a MODEL.mlir that returns activations; a "
                 "preset returns its loss",

@@ -727,6 +727,63 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
   return checkL2LFlags(flags, error);
 }
 
+/// The files pipe-train writes itself (--emit-scheduled, --save-init-weights,
+/// the artifact's) against the files the run reads and the runner's
+/// outputs, and the runner's outputs against the model and the device
+/// model too: an output written over an input loses the user's only copy,
+/// two outputs on one path lose one of them.
+bool checkFilePaths(const CompileFlags &flags, pipe_rt::TrainerOptions &o,
+                    std::string &error) {
+  using Named = std::pair<std::string, std::string>;
+  if (!flags.model.empty())
+    o.inputs.emplace_back("MODEL.mlir", flags.model);
+  if (!flags.deviceModel.empty() && llvm::sys::fs::exists(flags.deviceModel))
+    o.inputs.emplace_back("--device-model", flags.deviceModel);
+  if (!pipe_rt::checkOutputPaths(o, error))
+    return false;
+  std::vector<Named> outputs;
+  if (!flags.emitScheduled.empty())
+    outputs.emplace_back("--emit-scheduled", flags.emitScheduled);
+  if (!flags.saveInitWeights.empty())
+    outputs.emplace_back("--save-init-weights", flags.saveInitWeights);
+  if (!flags.artifact.empty())
+    for (const char *name : {"scheduled.mlir", "weights.safetensors",
+                             "program.so", "program.o", "cpu.so", "args"}) {
+      if (!flags.emitScheduled.empty() && name == std::string("scheduled.mlir"))
+        continue;
+      llvm::SmallString<128> path(flags.artifact);
+      llvm::sys::path::append(path, name);
+      outputs.emplace_back("--artifact", path.str().str());
+    }
+  std::vector<Named> inputs = o.inputs;
+  inputs.emplace_back("--data", o.data.path);
+  inputs.emplace_back("--init-weights", o.initWeights);
+  const std::vector<Named> runnerOutputs = {{"--checkpoint", o.checkpointPath},
+                                            {"--save-weights", o.saveWeights},
+                                            {"--log-json", o.logJson},
+                                            {"--trace", o.tracePath},
+                                            {"--profile", o.profilePath}};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto &[flag, path] = outputs[i];
+    for (const auto &[inputFlag, inputPath] : inputs)
+      if (!inputPath.empty() && pipe::isSameFile(inputPath, path)) {
+        error = flag + " '" + path + "': also the " + inputFlag +
+                " file, which the run reads (an output must not replace an "
+                "input)";
+        return false;
+      }
+    std::vector<Named> others(outputs.begin(), outputs.begin() + i);
+    others.insert(others.end(), runnerOutputs.begin(), runnerOutputs.end());
+    for (const auto &[otherFlag, otherPath] : others)
+      if (!otherPath.empty() && pipe::isSameFile(otherPath, path)) {
+        error = flag + " '" + path + "': also the " + otherFlag +
+                " file (each output needs its own path)";
+        return false;
+      }
+  }
+  return true;
+}
+
 int compileAndTrain(char **argv, const CompileFlags &flags,
                     pipe_rt::TrainerFlags &trainer,
                     std::vector<std::string> rest,
@@ -1015,6 +1072,8 @@ int main(int argc, char **argv) {
                 "model's values, use --init-weights for pretrained ones",
                 pipe_rt::ExitUsage);
   if (!checkCompileFlags(flags, error))
+    return fail(error, pipe_rt::ExitUsage);
+  if (!checkFilePaths(flags, trainer.options, error))
     return fail(error, pipe_rt::ExitUsage);
   // Outputs are checked before minutes of compiling and hours of training.
   if (!flags.emitScheduled.empty())
