@@ -95,6 +95,36 @@ bool dependsOnAny(Block &body, Value v, ArrayRef<BlockArgument> accumulators) {
   return false;
 }
 
+/// True when `v`, computed in the body of `op`, can carry a derivative: it
+/// depends on a float block argument (an input or an accumulator) or on a
+/// float value captured from outside other than a constant, and not only
+/// through ops whose derivative is zero. A count computed from linalg.index
+/// (torch-mlir's adaptive average pooling yields its window sizes so) cannot.
+bool mayCarryDerivative(linalg::GenericOp op, Value v) {
+  SmallVector<Value> worklist{v};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value cur = worklist.pop_back_val();
+    if (!seen.insert(cur).second)
+      continue;
+    if (isDefinedOutside(op, cur)) {
+      if (isFloatValue(cur) && !cur.getDefiningOp<arith::ConstantOp>())
+        return true;
+      continue;
+    }
+    if (isa<BlockArgument>(cur)) {
+      if (isFloatValue(cur))
+        return true;
+      continue;
+    }
+    Operation *def = cur.getDefiningOp();
+    if (isZeroDerivative(def))
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
 /// Classifies every result of `op`; emits a diagnostic for a float
 /// reduction result whose combiner has no rule.
 FailureOr<SmallVector<OutputInfo>> classifyOutputs(linalg::GenericOp op,
@@ -120,6 +150,12 @@ FailureOr<SmallVector<OutputInfo>> classifyOutputs(linalg::GenericOp op,
     if (!reduction) {
       info.kind = Combiner::Elementwise;
       info.contribution = yielded;
+      infos.push_back(info);
+      continue;
+    }
+    // A reduction result that yields a value of no float data (the last
+    // iteration's count, say) is a constant: it has no derivative to pass.
+    if (!mayCarryDerivative(op, yielded)) {
       infos.push_back(info);
       continue;
     }

@@ -557,6 +557,73 @@ std::vector<Case> makeCases() {
     linalg.yield %r : f32
   } -> tensor<4x4xf32>)mlir"});
 
+  // torch-mlir's adaptive average pooling (TorchScript route): one
+  // reduction yields the windows' sums and, as a second float result, each
+  // window's size computed from linalg.index, which has no derivative.
+  // Windows of a 3x3 map pooled to 2x2 overlap: rows [0, 2) and [1, 3).
+  add("adaptive_avg_pool_with_count_result",
+      {{{"a", "tensor<1x2x3x3xf32>"}}, {}, "tensor<1x2x2x2xf32>", 4, R"mlir(
+  %z = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %kernel = tensor.empty() : tensor<2x2xi1>
+  %es = tensor.empty() : tensor<1x2x2x2xf32>
+  %fs = linalg.fill ins(%z : f32) outs(%es : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %ec = tensor.empty() : tensor<2x2xf32>
+  %pooled:2 = linalg.generic {indexing_maps = [
+      affine_map<(n, c, i, j, p, q) -> (p, q)>,
+      affine_map<(n, c, i, j, p, q) -> (n, c, i, j)>,
+      affine_map<(n, c, i, j, p, q) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction", "reduction"]}
+      ins(%kernel : tensor<2x2xi1>) outs(%fs, %ec : tensor<1x2x2x2xf32>, tensor<2x2xf32>) {
+  ^bb0(%in: i1, %acc: f32, %count: f32):
+    %n = linalg.index 0 : index
+    %ch = linalg.index 1 : index
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %p = linalg.index 4 : index
+    %q = linalg.index 5 : index
+    %i3 = arith.muli %i, %c3 : index
+    %h0 = arith.floordivsi %i3, %c2 : index
+    %i1 = arith.addi %i, %c1 : index
+    %i13 = arith.muli %i1, %c3 : index
+    %i13m = arith.subi %i13, %c1 : index
+    %hl = arith.floordivsi %i13m, %c2 : index
+    %h1 = arith.addi %hl, %c1 : index
+    %j3 = arith.muli %j, %c3 : index
+    %w0 = arith.floordivsi %j3, %c2 : index
+    %j1 = arith.addi %j, %c1 : index
+    %j13 = arith.muli %j1, %c3 : index
+    %j13m = arith.subi %j13, %c1 : index
+    %wl = arith.floordivsi %j13m, %c2 : index
+    %w1 = arith.addi %wl, %c1 : index
+    %h = arith.addi %h0, %p : index
+    %w = arith.addi %w0, %q : index
+    %x = tensor.extract %a[%n, %ch, %h, %w] : tensor<1x2x3x3xf32>
+    %inh = arith.cmpi ult, %h, %h1 : index
+    %xh = arith.select %inh, %x, %z : f32
+    %inw = arith.cmpi ult, %w, %w1 : index
+    %xw = arith.select %inw, %xh, %z : f32
+    %sum = arith.addf %xw, %acc : f32
+    %dh = arith.subi %h1, %h0 : index
+    %dw = arith.subi %w1, %w0 : index
+    %size = arith.muli %dh, %dw : index
+    %size64 = arith.index_cast %size : index to i64
+    %sizef = arith.sitofp %size64 : i64 to f32
+    linalg.yield %sum, %sizef : f32, f32
+  } -> (tensor<1x2x2x2xf32>, tensor<2x2xf32>)
+  %out = linalg.generic {indexing_maps = [
+      affine_map<(n, c, i, j) -> (i, j)>,
+      affine_map<(n, c, i, j) -> (n, c, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pooled#1 : tensor<2x2xf32>) outs(%pooled#0 : tensor<1x2x2x2xf32>) {
+  ^bb0(%size: f32, %s: f32):
+    %mean = arith.divf %s, %size : f32
+    linalg.yield %mean : f32
+  } -> tensor<1x2x2x2xf32>)mlir"});
+
   return cases;
 }
 
