@@ -38,12 +38,14 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -181,7 +183,7 @@ Output:
 
 Training options are those of pipe-runner, with other defaults here:
 --steps 1000 --lr 3e-3 --warmup 20 --lr-schedule cosine --min-lr 1e-3
---eval-every 100, and for the default model (no MODEL.mlir, no --preset)
+(a third of --lr when --lr is given) --eval-every 100, and for the default model (no MODEL.mlir, no --preset)
 --weight-decay 0.1 unless --optimizer sgd.
 
 )";
@@ -1005,6 +1007,17 @@ int main(int argc, char **argv) {
   std::vector<std::string> defaults = {
       "--steps",  "1000", "--lr",          "3e-3",   "--min-lr",     "1e-3",
       "--warmup", "20",   "--lr-schedule", "cosine", "--eval-every", "100"};
+  // The default final rate is a third of the peak: a --lr given without
+  // --min-lr keeps that ratio instead of failing against the default 1e-3.
+  auto given = std::find(rest.rbegin(), rest.rend(), "--lr");
+  if (given != rest.rbegin() &&
+      std::find(rest.begin(), rest.end(), "--min-lr") == rest.end()) {
+    char *end = nullptr;
+    const std::string &text = *std::prev(given);
+    double lr = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() && *end == '\0' && std::isfinite(lr) && lr >= 0)
+      defaults[5] = llvm::formatv("{0:e6}", lr / 3).str();
+  }
   if (flags.model.empty() && flags.preset.empty() && !choosesSgd(rest))
     defaults.insert(defaults.end(), {"--weight-decay", "0.1"});
   rest.insert(rest.begin(), defaults.begin(), defaults.end());
