@@ -623,6 +623,19 @@ BlockKey mlir::pipe::getBlockKey(BlockOp block) {
   return key;
 }
 
+/// The longest time a profile may give a part, in milliseconds (1e6 s, the
+/// device models' bound on times): beyond it a figure is a typo or garbage,
+/// and would saturate the nanosecond counts of #pipe.cost.
+static constexpr double kMaxPartMs = 1e9;
+
+/// Whether `ms` is a time a profile may give.
+static bool isPartTime(std::optional<double> ms) {
+  return ms && std::isfinite(*ms) && *ms >= 0 && *ms <= kMaxPartMs;
+}
+
+static constexpr const char *kPartTimeRule =
+    "' must be a number of milliseconds in [0, 1e9]";
+
 /// A pipe-profile table (docs/profiler.md): `blocks` is an array of entries
 /// keyed by hash and shapes.
 static llvm::Error parseProfileTable(const llvm::json::Object &root,
@@ -632,6 +645,7 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
     return profileError(fileName, "field 'blocks' must be an array of "
                                   "block entries (format pipe-profile-1)");
   profile.isTable = true;
+  llvm::StringMap<size_t> entryOfKey;
   for (auto [index, value] : llvm::enumerate(*blocks)) {
     std::string where = "blocks[" + std::to_string(index) + "]";
     const llvm::json::Object *entry = value.getAsObject();
@@ -664,10 +678,9 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
         continue;
       }
       std::optional<double> ms = number->getAsNumber();
-      if (!ms || !std::isfinite(*ms) || *ms < 0)
-        return profileError(fileName, "field '" + where + "." + field +
-                                          "' must be a non-negative number "
-                                          "of milliseconds");
+      if (!isPartTime(ms))
+        return profileError(fileName,
+                            "field '" + where + "." + field + kPartTimeRule);
       if (required || *ms > 0)
         *slot = *ms;
     }
@@ -691,7 +704,15 @@ static llvm::Error parseProfileTable(const llvm::json::Object &root,
       if (*bytes > 0)
         *slot = uint64_t(*bytes);
     }
-    profile.table[(*hash + " " + *shapes).str()] = times;
+    std::string key = (*hash + " " + *shapes).str();
+    auto [first, inserted] = entryOfKey.try_emplace(key, index);
+    if (!inserted)
+      return profileError(fileName,
+                          "'" + where + "' has the hash and shapes of "
+                          "'blocks[" + std::to_string(first->second) +
+                          "]': one entry per block (which of the two "
+                          "measurements holds?)");
+    profile.table[key] = times;
   }
   return llvm::Error::success();
 }
@@ -743,10 +764,9 @@ llvm::Expected<Profile> mlir::pipe::parseProfile(StringRef json,
                                           "' (expected 'forward_ms' or "
                                           "'backward_ms')");
       std::optional<double> number = value.getAsNumber();
-      if (!number || !std::isfinite(*number) || *number < 0)
+      if (!isPartTime(number))
         return profileError(fileName, "field '" + where + "." + field.str() +
-                                          "' must be a non-negative number "
-                                          "of milliseconds");
+                                          kPartTimeRule);
       *slot = *number;
     }
     if (!times.forwardMs && !times.backwardMs)

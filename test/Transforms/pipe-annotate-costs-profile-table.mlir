@@ -17,6 +17,10 @@
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-no-hash.json 2>&1 | FileCheck %s --check-prefix=NOHASH
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-bad-format.json 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-bad-working-bytes.json 2>&1 | FileCheck %s --check-prefix=WORKING
+// Times beyond 1e6 s (they saturated forward_time_ns at 2^64-1 and gave
+// reports of 9e10 s) and two entries for one block (the last won) are errors.
+// RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-huge-time.json 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not pipe-opt %t.model.mlir --pipe-check-input --pipe-lift-params --pipe-form-blocks=granularity=layer --pipe-annotate-costs=profile=%S/Inputs/profile-table-duplicate.json 2>&1 | FileCheck %s --check-prefix=DUPLICATE
 
 // ANALYTIC-NOT: warning
 // ANALYTIC: stages: 2
@@ -42,3 +46,6 @@
 // NOHASH: error: pipe-annotate-costs: {{.*}}profile-table-no-hash.json: missing or non-string field 'blocks[0].hash'
 // FORMAT: error: pipe-annotate-costs: {{.*}}profile-table-bad-format.json: field 'format' must be "pipe-profile-1"
 // WORKING: error: pipe-annotate-costs: {{.*}}profile-table-bad-working-bytes.json: field 'blocks[1].forward_working_bytes' must be a non-negative integer number of bytes
+
+// HUGE: profile-table-huge-time.json: field 'blocks[1].forward_ms' must be a number of milliseconds in [0, 1e9]
+// DUPLICATE: profile-table-duplicate.json: 'blocks[2]' has the hash and shapes of 'blocks[1]': one entry per block

@@ -64,7 +64,7 @@
 // OP-LABEL: pipe.block @matmul
 // OP-SAME: cost = #pipe.cost<forward_flops = 512, backward_input_flops = 512, backward_weight_flops = 512, param_bytes = 256, saved_bytes = 128, output_bytes = 128, bytes_accessed = 1284>
 
-// BAD: error: pipe-annotate-costs: {{.*}}costs-bad-profile.json: field 'blocks.layer0.forward_ms' must be a non-negative number of milliseconds
+// BAD: error: pipe-annotate-costs: {{.*}}costs-bad-profile.json: field 'blocks.layer0.forward_ms' must be a number of milliseconds in [0, 1e9]
 // STALE: error: pipe-annotate-costs: {{.*}}costs-stale-profile.json: field 'blocks.layer7' names no pipe.block and no block instance
 // MISSING: error: pipe-annotate-costs: {{.*}}no-such-profile.json: cannot read profile
 // POLICY: error: pipe-annotate-costs: unknown recompute policy 'sometimes' (expected save-all, recompute or save-inputs)
