@@ -577,12 +577,16 @@ Value ModelBuilder::crossEntropy(Value logits, Value labels) {
                                             a[0], ignore);
         return arith::SelectOp::create(nb, l, valid, one, zero);
       });
+  // Divided by max(count, 1): a micro-batch whose labels are all ignored
+  // gives 0, not 0/0.
   site("loss.mean");
   Value total = sumAll(picked);
   Value count = sumAll(weights);
   return elementwise({total, count}, ft,
-                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::DivFOp::create(nb, l, a[0], a[1]);
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value atLeastOne =
+                           arith::MaximumFOp::create(nb, l, a[1], one);
+                       return arith::DivFOp::create(nb, l, a[0], atLeastOne);
                      });
 }
 

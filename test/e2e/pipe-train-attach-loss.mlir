@@ -63,6 +63,12 @@
 // RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-4.safetensors --steps 1 | FileCheck %s --check-prefix=VALID
 // RUN: for v in $(tail -n +2 %t/values); do %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-$v.safetensors --steps 1 2>&1; done | FileCheck %s --check-prefix=TARGET
 
+// A micro-batch whose targets are all ignored contributes 0 (it was 0/0, a
+// NaN loss that ended the run as "diverged").
+// RUN: %python %S/Inputs/attach-loss-mlp.py target %t/ce ignored-row
+// RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-ignored-row.safetensors --steps 3 --log-every 1 --log-json %t/ce/ignored.jsonl | FileCheck %s
+// RUN: %python %S/Inputs/attach-loss-mlp.py check %t/ce cross-entropy-ignored-row mean %t/ce/ignored.jsonl 4 | FileCheck %s --check-prefix=REF
+
 // CHECK: step 3/3  loss
 // VALID: step 1/1  loss
 // TARGET: target-5.safetensors: tensor 'input1' row 1 element 3: value 5 is outside the range [0, 5) or -100 of the program's input 1

@@ -15,7 +15,10 @@ mse). `check` computes the step-1 loss with torch.nn.functional on the same
 weights and data (the mean over the first MICROBATCHES rows) and compares
 it with the first "loss" of the JSON log (tolerance 1e-4 relative).
 `target` writes DIR/target-VALUE.safetensors, the cross-entropy data with
-row 1 element 3 of `input1` set to VALUE (range checks of the targets).
+row 1 element 3 of `input1` set to VALUE (range checks of the targets);
+`target DIR ignored-row` the data with every target of row 1 -100, and
+`check DIR cross-entropy-ignored-row ...` checks against it (a micro-batch
+without a counted target contributes 0, where PyTorch's mean is NaN).
 For the class kinds, `make` also writes the same rows as the held-out split
 (`eval_input0`, `eval_input1`); `accuracy` recomputes the accuracy of the
 initial weights on them with NumPy (a hit: the target's score is its row's
@@ -48,6 +51,8 @@ def data(kind):
     else:
         y = rng.integers(0, CLASSES, (ROWS, BATCH)).astype(np.int64)
         y[0, 2] = -100  # ignored by torch's default ignore_index
+        if kind == "cross-entropy-ignored-row":
+            y[1, :] = -100
     return x, y
 
 
@@ -117,8 +122,10 @@ def reference(kind, reduction, microbatches):
     for r in range(microbatches):
         logits = torch.relu(torch.from_numpy(x[r]) @ w1 + b1) @ w2 + b2
         target = torch.from_numpy(y[r])
-        if kind == "cross-entropy":
+        if kind.startswith("cross-entropy"):
             loss = F.cross_entropy(logits, target, reduction=reduction)
+            if bool((target == -100).all()):
+                loss = torch.tensor(0.0)
         elif kind == "nll":
             loss = F.nll_loss(logits, target, reduction=reduction)
         else:
@@ -137,8 +144,11 @@ def main(argv):
             tensors.update({"eval_input0": x, "eval_input1": y})
         write_safetensors(argv[2] + "/data.safetensors", tensors)
     elif len(argv) == 4 and argv[1] == "target":
-        x, y = data("cross-entropy")
-        y[1, 3] = int(argv[3])
+        if argv[3] == "ignored-row":
+            x, y = data("cross-entropy-ignored-row")
+        else:
+            x, y = data("cross-entropy")
+            y[1, 3] = int(argv[3])
         write_safetensors("%s/target-%s.safetensors" % (argv[2], argv[3]),
                           {"input0": x, "input1": y})
     elif len(argv) == 7 and argv[1] == "check":

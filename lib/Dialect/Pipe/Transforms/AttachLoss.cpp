@@ -134,11 +134,16 @@ struct LossBuilder {
                    addF);
   }
 
-  Value divide(Value num, Value den) {
-    return elementwise({num, den},
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::DivFOp::create(nb, l, a[0], a[1]);
-                       });
+  /// `total / max(count, 1)`: a micro-batch whose targets are all ignored
+  /// contributes a loss and gradient of 0, not 0/0 (PyTorch's mean over no
+  /// target is NaN, and one such micro-batch would end the run).
+  Value meanOverCounted(Value total, Value count) {
+    Value one = cstF(1.0);
+    return elementwise(
+        {total, count}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value atLeastOne = arith::MaximumFOp::create(nb, l, a[1], one);
+          return arith::DivFOp::create(nb, l, a[0], atLeastOne);
+        });
   }
 
   /// [...] -> [M] (a rank-0 tensor becomes [1]).
@@ -242,7 +247,7 @@ struct LossBuilder {
                                               a[0], ignore);
           return arith::SelectOp::create(nb, l, valid, one, zero);
         });
-    return divide(total, sumAll(weights));
+    return meanOverCounted(total, sumAll(weights));
   }
 
   /// Accuracy counts [hits, counted] (tensor<2xi64>) of class scores
