@@ -115,6 +115,13 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
     return llvm::createStringError(
         "partitioner: '" + options.partitioner + "' is not a partitioner (" +
         partitioning::getPartitionerNames() + ")");
+  // The report is the partitioner's: without one it would silently not be
+  // written.
+  if (options.partitioner.empty() && !options.partitionReport.empty())
+    return llvm::createStringError(
+        "partition-report=" + options.partitionReport +
+        ": the report is the partitioner's; choose one with "
+        "partitioner=<name>");
   if (llvm::Error err = checkOneOf("async-weights", options.asyncWeights,
                                    {"stash", "stale", "predict"}))
     return err;

@@ -47,6 +47,28 @@ Error pipe::checkOutputPath(StringRef path) {
   return Error::success();
 }
 
+Error pipe::checkReportPath(StringRef path, Operation *op,
+                            ArrayRef<std::pair<StringRef, StringRef>> inputs) {
+  if (path.empty() || path == "-")
+    return Error::success();
+  Operation *module = op;
+  while (module->getParentOp())
+    module = module->getParentOp();
+  if (auto file = dyn_cast<FileLineColLoc>(module->getLoc()))
+    if (isSameFile(file.getFilename(), path))
+      return createStringError(inconvertibleErrorCode(),
+                               path + ": also the input IR, which the run "
+                                      "reads (an output must not replace an "
+                                      "input)");
+  for (auto [option, input] : inputs)
+    if (!input.empty() && isSameFile(input, path))
+      return createStringError(inconvertibleErrorCode(),
+                               path + ": also the " + option +
+                                   " file, which the run reads (an output "
+                                   "must not replace an input)");
+  return Error::success();
+}
+
 /// Closes `os` and turns a write error into an Error naming `path`.
 static Error finish(raw_fd_ostream &os, StringRef path) {
   os.close();
@@ -59,7 +81,7 @@ static Error finish(raw_fd_ostream &os, StringRef path) {
 
 /// Runs `write` on `os` and closes it; the first failure names `path`.
 static Error writeAndClose(raw_fd_ostream &os, StringRef path,
-                           function_ref<Error(raw_ostream &)> write) {
+                           llvm::function_ref<Error(raw_ostream &)> write) {
   Error written = write(os);
   Error closed = finish(os, path);
   if (!written)
@@ -71,15 +93,15 @@ static Error writeAndClose(raw_fd_ostream &os, StringRef path,
 }
 
 Error pipe::writeOutputFile(StringRef path,
-                            function_ref<void(raw_ostream &)> write) {
+                            llvm::function_ref<void(raw_ostream &)> write) {
   return writeFallibleOutputFile(path, [&](raw_ostream &os) -> Error {
     write(os);
     return Error::success();
   });
 }
 
-Error pipe::writeFallibleOutputFile(StringRef path,
-                                    function_ref<Error(raw_ostream &)> write) {
+Error pipe::writeFallibleOutputFile(
+    StringRef path, llvm::function_ref<Error(raw_ostream &)> write) {
   if (path == "-") {
     if (Error error = write(outs()))
       return createStringError(inconvertibleErrorCode(),

@@ -11,6 +11,8 @@
 #ifndef PIPE_SUPPORT_OUTPUTFILE_H
 #define PIPE_SUPPORT_OUTPUTFILE_H
 
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -28,6 +30,15 @@ llvm::Error checkOutputPath(llvm::StringRef path);
 /// existing file (links, `./x` and `x`), so that no output replaces another
 /// output or an input.
 bool isSameFile(llvm::StringRef a, llvm::StringRef b);
+
+/// Fails unless a pass may write its report to `path`: not onto the file
+/// the IR was read from (the location of `op`'s module, as the parser
+/// sets it) nor onto one of `inputs`, the (option, path) pairs of other
+/// files the pass reads. The input IR is read whole before the passes run,
+/// so writing it would silently replace the user's only copy.
+llvm::Error checkReportPath(
+    llvm::StringRef path, mlir::Operation *op,
+    llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> inputs = {});
 
 /// Writes `path` through `write`: "-" to standard output; a regular file
 /// through a temporary file next to it that replaces `path` only once every

@@ -322,8 +322,12 @@ void writeJSONReport(raw_ostream &os, const ReportContext &ctx) {
 }
 
 LogicalResult writeReportFile(Operation *anchor, StringRef passName,
-                              StringRef path,
+                              StringRef path, StringRef deviceModel,
                               llvm::function_ref<void(raw_ostream &)> write) {
+  if (llvm::Error error =
+          checkReportPath(path, anchor, {{"device-model", deviceModel}}))
+    return mlir::emitError(anchor->getLoc(), passName)
+           << ": " << llvm::toString(std::move(error));
   if (llvm::Error error = writeOutputFile(path, write))
     return anchor->emitError(passName)
            << ": " << llvm::toString(std::move(error));
@@ -544,14 +548,14 @@ LogicalResult mlir::pipe::partitionGraph(ModuleOp module, GraphOp graph,
     printTextReport(llvm::errs(), ctx);
   } else if (!options.textReport.empty()) {
     if (failed(writeReportFile(
-            module, pass, options.textReport,
+            module, pass, options.textReport, options.deviceModel,
             [&](raw_ostream &os) { printTextReport(os, ctx); })))
       return failure();
   }
   if (!options.report.empty() &&
-      failed(writeReportFile(
-          module, pass, options.report,
-          [&](raw_ostream &os) { writeJSONReport(os, ctx); })))
+      failed(
+          writeReportFile(module, pass, options.report, options.deviceModel,
+                          [&](raw_ostream &os) { writeJSONReport(os, ctx); })))
     return failure();
   return success();
 }

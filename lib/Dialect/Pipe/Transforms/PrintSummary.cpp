@@ -58,6 +58,11 @@ struct PrintSummaryPass
           << format << "' is neither 'text' nor 'json'";
       return signalPassFailure();
     }
+    if (llvm::Error error = checkReportPath(outputFile, getOperation())) {
+      mlir::emitError(getOperation().getLoc(), "pipe-print-summary: ")
+          << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     if (llvm::Error error =
             writeOutputFile(outputFile, [&](llvm::raw_ostream &os) {
               if (format == "json")

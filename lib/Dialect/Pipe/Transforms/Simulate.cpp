@@ -68,7 +68,11 @@ struct SimulatePass : public pipe::impl::PipeSimulateBase<SimulatePass> {
 
     auto write = [&](StringRef path,
                      llvm::function_ref<void(llvm::raw_ostream &)> body) {
-      if (llvm::Error error = writeOutputFile(path, body)) {
+      llvm::Error error =
+          checkReportPath(path, module, {{"device-model", deviceModel}});
+      if (!error)
+        error = writeOutputFile(path, body);
+      if (error) {
         mlir::emitError(module.getLoc()) << llvm::toString(std::move(error));
         return false;
       }
