@@ -316,7 +316,25 @@ def _model_source(model, workdir: str) -> Tuple[str, Any]:
 
 
 def _options(**kwargs) -> str:
-    return " ".join(f"{k}={v}" for k, v in kwargs.items() if v is not None)
+    """A pass's option text. Strings are quoted, so that a path with a space
+    stays one value and a value cannot add options of its own."""
+    def value(v):
+        if not isinstance(v, str):
+            return str(v)
+        if '"' in v or "\n" in v:
+            raise ValueError(f"{v!r}: a pass option value may not contain a "
+                             "double quote or a newline")
+        return f'"{v}"'
+    return " ".join(f"{k}={value(v)}" for k, v in kwargs.items()
+                    if v is not None)
+
+
+def _check_count(name: str, value, minimum: int) -> None:
+    """ValueError unless `value` is an int (not a bool) >= `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, not {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, not {value}")
 
 
 def _bool(value: bool) -> str:
@@ -363,12 +381,15 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
     Returns a `CompileResult`. Raises `ToolError` with pipe-opt's
     diagnostics if a pass fails (e.g. nothing fits in memory, an
     unsupported op in a hand-written module)."""
-    if devices < 1 or microbatches < 1 or stages_per_device < 1 or \
-            data_parallel < 1:
-        raise ValueError("devices, microbatches, stages_per_device and "
-                         "data_parallel must be >= 1")
-    if reduce_bucket_bytes < 0:
-        raise ValueError("reduce_bucket_bytes must be >= 0")
+    for name, value in (("devices", devices), ("microbatches", microbatches),
+                        ("stages_per_device", stages_per_device),
+                        ("data_parallel", data_parallel)):
+        _check_count(name, value, 1)
+    _check_count("reduce_bucket_bytes", reduce_bucket_bytes, 0)
+    for name, value in (("schedule", schedule), ("partitioner", partitioner),
+                        ("device_model", device_model)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name} must be a str, not {value!r}")
     workdir = _workdir(workdir)
     source, exported = _model_source(model, workdir)
     options = dict(devices=devices, schedule=schedule,
@@ -408,8 +429,9 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
             trace=trace, report=report,
             **{"microbatch-size": _source_batch(source, exported),
                "device-model": device_model}))
-    args.append("--pipe-print-summary=output=" + summary)
-    args.append("--pipe-print-summary=format=json output=" + summary_json)
+    args.append("--pipe-print-summary=" + _options(output=summary))
+    args.append("--pipe-print-summary=" + _options(format="json",
+                                                   output=summary_json))
     tools.run_tool(pipe_opt, args + [source, "-o", scheduled],
                    timeout=timeout)
     summary_data = _read_json(summary_json)

@@ -239,6 +239,23 @@ def test_compile_errors(gpt, tmp_path):
     assert "pipe-opt" in str(error.value) and "foo.bar" in str(error.value)
 
 
+@needs_opt
+def test_compile_paths_with_spaces_and_option_values(gpt, tmp_path):
+    # A work directory with a space stays one pass-option value, and a value
+    # cannot add options of its own.
+    spaced = tmp_path / "my dir"
+    result = api.compile(gpt[1], devices=2, workdir=str(spaced))
+    assert os.path.exists(result.scheduled_path)
+    assert os.path.exists(str(spaced / "trace.json"))
+    with pytest.raises(tools.ToolError, match="is not a schedule kind"):
+        api.compile(gpt[1], schedule="gpipe devices=1", workdir=str(spaced))
+    for bad in ("2", 2.5, True):
+        with pytest.raises(ValueError, match="devices must be an int"):
+            api.compile(gpt[1], devices=bad, workdir=str(spaced))
+    with pytest.raises(ValueError, match="schedule must be a str"):
+        api.compile(gpt[1], schedule=3, workdir=str(spaced))
+
+
 def test_unsupported_module_is_an_export_error():
     class Recurrent(nn.Module):
         def __init__(self):
