@@ -71,6 +71,21 @@ mlir::pipe::loadModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   return std::move(generated->module);
 }
 
+bool mlir::pipe::hasTosaOps(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    found = op->getName().getDialectNamespace() == "tosa";
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+LogicalResult mlir::pipe::importTosa(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addPass(createPipeImportTosa());
+  return pm.run(module);
+}
+
 void mlir::pipe::setIngestOptions(const ModelIngestFlags &flags,
                                   StringRef granularity, int64_t numBlocks,
                                   IngestPipelineOptions &options) {

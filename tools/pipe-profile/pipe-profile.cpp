@@ -47,6 +47,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -66,6 +67,10 @@ writes a cost table (docs/profiler.md) for --pipe-annotate-costs=profile=.
   --preset NAME            a pipe-gen preset (default tiny-gpt)
   --batch N                micro-batch size of a preset (default: its own)
   --loss KIND              as pipe-train: the loss of MODEL.mlir's result
+  --loss-reduction R, --loss-result N, --init KIND, --init-seed N,
+  --lift-splats, --freeze PATTERN
+                           as pipe-train (a TOSA model is lowered to linalg
+                           first, as pipe-train does)
   --granularity G          op, layer (default) or coarse
   --repeats N              measured runs per part (default 5; the median)
   --warmup N               runs left out first (default 2)
@@ -125,6 +130,18 @@ bool parseFlags(int argc, char **argv, Flags &flags, std::string &error) {
       ok = count(flags.batch, 1, 1 << 16);
     else if (a == "--loss")
       ok = value(flags.loss);
+    else if (a == "--loss-reduction")
+      ok = value(flags.lossReduction);
+    else if (a == "--loss-result")
+      ok = count(flags.lossResult, 0, 4096);
+    else if (a == "--init")
+      ok = value(flags.init);
+    else if (a == "--init-seed")
+      ok = count(flags.initSeed, 0, std::numeric_limits<int64_t>::max());
+    else if (a == "--lift-splats")
+      flags.liftSplats = true;
+    else if (a == "--freeze")
+      ok = value(flags.freeze.emplace_back());
     else if (a == "--granularity")
       ok = value(flags.granularity);
     else if (a == "--repeats")
@@ -782,6 +799,9 @@ int profile(const Flags &flags) {
   if (!module)
     return fail(error);
 
+  // As pipe-train ingests: TOSA lowered to linalg first.
+  if (pipe::hasTosaOps(*module) && failed(pipe::importTosa(*module)))
+    return fail("the TOSA model could not be lowered (see above)");
   PassManager lift(context.get());
   pipe::IngestPipelineOptions ingest;
   pipe::setIngestOptions(flags, flags.granularity, /*numBlocks=*/1, ingest);

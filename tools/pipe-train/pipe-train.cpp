@@ -491,15 +491,6 @@ int64_t countBlockInstances(ModuleOp module) {
   return instances;
 }
 
-bool isTosa(ModuleOp module) {
-  bool found = false;
-  module.walk([&](Operation *op) {
-    found = op->getName().getDialectNamespace() == "tosa";
-    return found ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return found;
-}
-
 /// Runs `build`, half of the ingestion at `granularity`, on `module`.
 int ingest(ModuleOp module, const CompileFlags &flags, StringRef granularity,
            llvm::Error (*build)(OpPassManager &,
@@ -820,12 +811,10 @@ int compileAndTrain(char **argv, const CompileFlags &flags,
               pipe_rt_blas_kernels());
   std::fflush(stdout);
   // The checks name --pipe-import-tosa, which pipe-train runs itself.
-  if (isTosa(*module)) {
+  if (pipe::hasTosaOps(*module)) {
     std::printf("== TOSA input: lowering it to linalg (--pipe-import-tosa)\n");
     std::fflush(stdout);
-    PassManager import(context.get());
-    import.addPass(pipe::createPipeImportTosa());
-    if (failed(import.run(*module)))
+    if (failed(pipe::importTosa(*module)))
       return fail("the TOSA model could not be lowered (see above)");
   }
   // auto: layers where there are enough of them for the stages, else one

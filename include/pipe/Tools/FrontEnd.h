@@ -68,6 +68,12 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context,
                                 ConfigureGeneratedModel configure,
                                 std::string &error);
 
+/// Whether `module` has TOSA ops, which the tools that train or profile a
+/// model lower to linalg themselves (importTosa; the input checks name
+/// --pipe-import-tosa).
+bool hasTosaOps(ModuleOp module);
+LogicalResult importTosa(ModuleOp module);
+
 /// What a tool's flags say about turning a MODEL.mlir into a trainable
 /// graph (pipe-train's --loss, --loss-reduction, --loss-result, --metric,
 /// --init,
