@@ -11,6 +11,7 @@
 
 #include "pipe/Runtime/Status.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -175,6 +176,11 @@ private:
 std::shared_ptr<Backend> pipe_rt::hostBackend() {
   static std::shared_ptr<Backend> backend = [] {
     const char *env = std::getenv("PIPE_RT_BACKEND");
+    if (env && *env && std::strcmp(env, "staged") && std::strcmp(env, "host"))
+      std::fprintf(stderr,
+                   "pipe runtime: ignoring PIPE_RT_BACKEND='%s' (host or "
+                   "staged); using host\n",
+                   env);
     return env && !std::strcmp(env, "staged")
                ? stagedBackend()
                : std::make_shared<HostBackend>(false);

@@ -353,6 +353,14 @@ void Upgrader::handleCustom(StringRef name, size_t begin, size_t end) {
     upgradeAttrsToOperands(name, begin, end);
 }
 
+/// What an older tosa.transpose, custom or generic, is told.
+static constexpr const char *kOldTranspose =
+    "tosa.transpose with a `perms` operand is older TOSA syntax, which MLIR "
+    "22 rejects: the permutation is an attribute, `tosa.transpose %x {perms "
+    "= array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>`, with the "
+    "values of the old operand's constant; re-export with a newer TOSA "
+    "exporter";
+
 void Upgrader::handleGeneric(StringRef name, size_t begin, size_t end) {
   if (name == "tosa.const") {
     upgradeConstValue(begin, end);
@@ -360,6 +368,14 @@ void Upgrader::handleGeneric(StringRef name, size_t begin, size_t end) {
   }
   if (name == "tosa.fully_connected")
     return report(begin, kFullyConnected);
+  if (name == "tosa.transpose") {
+    // "tosa.transpose"(%x, %perms): the permutation as an operand.
+    size_t close = text.find(')', end);
+    if (end < text.size() && text[end] == '(' && close != StringRef::npos &&
+        text.slice(end, close).contains(','))
+      report(begin, kOldTranspose);
+    return;
+  }
   if (name != "tensor.expand_shape" && oldTosaAttributes(name).empty())
     return;
   // "op"(operands) <{properties}> {attributes}: the first dictionary.
@@ -708,12 +724,7 @@ void Upgrader::checkTranspose(size_t begin, size_t end) {
   size_t stop = findOnLine(end, "{:");
   if (stop == StringRef::npos || !text.slice(end, stop).contains(','))
     return;
-  report(begin, "tosa.transpose with a `perms` operand is older TOSA syntax, "
-                "which MLIR 22 rejects: the permutation is an attribute, "
-                "`tosa.transpose %x {perms = array<i32: 1, 0>} : "
-                "(tensor<2x3xf32>) -> tensor<3x2xf32>`, with the values of "
-                "the old operand's constant; re-export with a newer TOSA "
-                "exporter");
+  report(begin, kOldTranspose);
 }
 
 void Upgrader::checkPad(size_t begin, size_t end) {

@@ -47,28 +47,6 @@ Error pipe::checkOutputPath(StringRef path) {
   return Error::success();
 }
 
-Error pipe::checkReportPath(StringRef path, Operation *op,
-                            ArrayRef<std::pair<StringRef, StringRef>> inputs) {
-  if (path.empty() || path == "-")
-    return Error::success();
-  Operation *module = op;
-  while (module->getParentOp())
-    module = module->getParentOp();
-  if (auto file = dyn_cast<FileLineColLoc>(module->getLoc()))
-    if (isSameFile(file.getFilename(), path))
-      return createStringError(inconvertibleErrorCode(),
-                               path + ": also the input IR, which the run "
-                                      "reads (an output must not replace an "
-                                      "input)");
-  for (auto [option, input] : inputs)
-    if (!input.empty() && isSameFile(input, path))
-      return createStringError(inconvertibleErrorCode(),
-                               path + ": also the " + option +
-                                   " file, which the run reads (an output "
-                                   "must not replace an input)");
-  return Error::success();
-}
-
 /// Closes `os` and turns a write error into an Error naming `path`.
 static Error finish(raw_fd_ostream &os, StringRef path) {
   os.close();

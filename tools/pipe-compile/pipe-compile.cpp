@@ -65,6 +65,9 @@ static int fail(const llvm::Twine &message) {
 }
 
 static int compile(const pipe::InputLimits &limits) {
+  if (optLevel > 3)
+    return fail("-O " + llvm::Twine(optLevel) +
+                ": an LLVM optimisation level is 0, 1, 2 or 3");
   // Every output is checked before the minutes of work that produce it.
   for (const std::string *path : {&outputFile, &weightsFile, &emitLLVM})
     if (!path->empty())

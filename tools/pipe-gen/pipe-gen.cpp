@@ -243,9 +243,8 @@ int main(int argc, char **argv) {
   opts.randomizeAll = optAllRandom;
   opts.initStd = optInitStd;
   if (!(opts.initStd >= 0.0) || opts.initStd > 100.0)
-    return fail(
-        llvm::formatv("--init-std = {0} must be in [0, 100]", opts.initStd)
-            .str());
+    return fail("--init-std = " + llvm::formatv("{0:e2}", opts.initStd).str() +
+                " must be in [0, 100]");
   if (optDtype == "bf16")
     opts.bf16 = true;
   else if (optDtype != "f32")

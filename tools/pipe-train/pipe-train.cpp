@@ -183,7 +183,7 @@ Output:
 
 Training options are those of pipe-runner, with other defaults here:
 --steps 1000 --lr 3e-3 --warmup 20 --lr-schedule cosine --min-lr 1e-3
-(a third of --lr when --lr is given) --eval-every 100, and for the default model (no MODEL.mlir, no --preset)
+(a third of a --lr below 1e-3) --eval-every 100, and for the default model (no MODEL.mlir, no --preset)
 --weight-decay 0.1 unless --optimizer sgd.
 
 )";
@@ -996,15 +996,17 @@ int main(int argc, char **argv) {
   std::vector<std::string> defaults = {
       "--steps",  "1000", "--lr",          "3e-3",   "--min-lr",     "1e-3",
       "--warmup", "20",   "--lr-schedule", "cosine", "--eval-every", "100"};
-  // The default final rate is a third of the peak: a --lr given without
-  // --min-lr keeps that ratio instead of failing against the default 1e-3.
+  // A --lr below the default --min-lr, given without --min-lr, takes a
+  // third of itself as the final rate (the defaults' ratio) instead of
+  // failing against the default 1e-3; larger ones keep 1e-3.
   auto given = std::find(rest.rbegin(), rest.rend(), "--lr");
   if (given != rest.rbegin() &&
       std::find(rest.begin(), rest.end(), "--min-lr") == rest.end()) {
     char *end = nullptr;
     const std::string &text = *std::prev(given);
     double lr = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() && *end == '\0' && std::isfinite(lr) && lr >= 0)
+    if (end != text.c_str() && *end == '\0' && std::isfinite(lr) && lr >= 0 &&
+        lr < 1e-3)
       defaults[5] = llvm::formatv("{0:e6}", lr / 3).str();
   }
   if (flags.model.empty() && flags.preset.empty() && !choosesSgd(rest))
@@ -1015,7 +1017,8 @@ int main(int argc, char **argv) {
     return fail(error, pipe_rt::ExitUsage);
   if (!trainer.positional.empty())
     return fail("unexpected argument '" + trainer.positional.front() +
-                    "' (one MODEL.mlir at most; see --help)",
+                    "' (a MODEL.mlir comes first, before any option; one "
+                    "at most; see --help)",
                 pipe_rt::ExitUsage);
   if (!flags.init.empty() && flags.model.empty())
     return fail("--init applies to a MODEL.mlir; the generated models "

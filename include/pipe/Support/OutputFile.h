@@ -11,12 +11,15 @@
 #ifndef PIPE_SUPPORT_OUTPUTFILE_H
 #define PIPE_SUPPORT_OUTPUTFILE_H
 
-#include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace mlir::pipe {
 

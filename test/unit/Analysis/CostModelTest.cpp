@@ -462,7 +462,9 @@ TEST(CostModelProfile, ErrorsNameTheFileAndField) {
   EXPECT_NE(error.find("blocks.l0.fwd_ms"), std::string::npos) << error;
 
   error = profileError(R"({"blocks": {"l0": {"forward_ms": -1}}})");
-  EXPECT_NE(error.find("non-negative"), std::string::npos) << error;
+  EXPECT_NE(error.find("in [0, 1e9]"), std::string::npos) << error;
+  error = profileError(R"({"blocks": {"l0": {"forward_ms": 1e308}}})");
+  EXPECT_NE(error.find("in [0, 1e9]"), std::string::npos) << error;
 
   error = profileError(R"({"block": {}})");
   EXPECT_NE(error.find("'blocks'"), std::string::npos) << error;

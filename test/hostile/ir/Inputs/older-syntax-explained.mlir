@@ -12,5 +12,6 @@ func.func @t(%x: tensor<2x3xf32>, %h: tensor<3x2xf16>) -> tensor<3x2xf32> {
   %c = tosa.clamp %h {min_fp = 0.0 : f32, max_fp = 6.0 : f32, min_int = 0 : i64, max_int = 6 : i64} : (tensor<3x2xf16>) -> tensor<3x2xf16>
   %g = "tosa.reshape"(%x) <{new_shape = array<i64: 6>}> : (tensor<2x3xf32>) -> tensor<6xf32>
   %f = tosa.fully_connected %x, %x, %x : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %u = "tosa.transpose"(%x, %p) : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
