@@ -74,25 +74,40 @@ bool isDefinedOutside(linalg::GenericOp op, Value v) {
   return !op.getRegion().isAncestor(v.getParentRegion());
 }
 
-/// True when `v` depends, inside the body, on one of `accumulators`.
-bool dependsOnAny(Block &body, Value v, ArrayRef<BlockArgument> accumulators) {
+/// What searchUpstream does with a value it reaches.
+enum class Upstream { Found, Skip, Descend };
+
+/// Whether `classify` finds a value among `v` and the values it is computed
+/// from: each value is classified once, and only Descend goes on to the
+/// operands of its defining op.
+bool searchUpstream(Value v, llvm::function_ref<Upstream(Value)> classify) {
   SmallVector<Value> worklist{v};
   DenseSet<Value> seen;
   while (!worklist.empty()) {
     Value cur = worklist.pop_back_val();
     if (!seen.insert(cur).second)
       continue;
-    if (auto arg = dyn_cast<BlockArgument>(cur)) {
-      if (llvm::is_contained(accumulators, arg))
-        return true;
+    switch (classify(cur)) {
+    case Upstream::Found:
+      return true;
+    case Upstream::Skip:
       continue;
+    case Upstream::Descend:
+      llvm::append_range(worklist, cur.getDefiningOp()->getOperands());
     }
-    Operation *def = cur.getDefiningOp();
-    if (!def || def->getBlock() != &body)
-      continue;
-    llvm::append_range(worklist, def->getOperands());
   }
   return false;
+}
+
+/// True when `v` depends, inside the body, on one of `accumulators`.
+bool dependsOnAny(Block &body, Value v, ArrayRef<BlockArgument> accumulators) {
+  return searchUpstream(v, [&](Value cur) {
+    if (auto arg = dyn_cast<BlockArgument>(cur))
+      return llvm::is_contained(accumulators, arg) ? Upstream::Found
+                                                   : Upstream::Skip;
+    Operation *def = cur.getDefiningOp();
+    return def && def->getBlock() == &body ? Upstream::Descend : Upstream::Skip;
+  });
 }
 
 /// True when `v`, computed in the body of `op`, can carry a derivative: it
@@ -101,28 +116,16 @@ bool dependsOnAny(Block &body, Value v, ArrayRef<BlockArgument> accumulators) {
 /// through ops whose derivative is zero. A count computed from linalg.index
 /// (torch-mlir's adaptive average pooling yields its window sizes so) cannot.
 bool mayCarryDerivative(linalg::GenericOp op, Value v) {
-  SmallVector<Value> worklist{v};
-  DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value cur = worklist.pop_back_val();
-    if (!seen.insert(cur).second)
-      continue;
-    if (isDefinedOutside(op, cur)) {
-      if (isFloatValue(cur) && !cur.getDefiningOp<arith::ConstantOp>())
-        return true;
-      continue;
-    }
-    if (isa<BlockArgument>(cur)) {
-      if (isFloatValue(cur))
-        return true;
-      continue;
-    }
-    Operation *def = cur.getDefiningOp();
-    if (isZeroDerivative(def))
-      continue;
-    llvm::append_range(worklist, def->getOperands());
-  }
-  return false;
+  return searchUpstream(v, [&](Value cur) {
+    if (isDefinedOutside(op, cur))
+      return isFloatValue(cur) && !cur.getDefiningOp<arith::ConstantOp>()
+                 ? Upstream::Found
+                 : Upstream::Skip;
+    if (isa<BlockArgument>(cur))
+      return isFloatValue(cur) ? Upstream::Found : Upstream::Skip;
+    return isZeroDerivative(cur.getDefiningOp()) ? Upstream::Skip
+                                                 : Upstream::Descend;
+  });
 }
 
 /// Classifies every result of `op`; emits a diagnostic for a float
