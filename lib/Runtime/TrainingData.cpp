@@ -129,25 +129,39 @@ int64_t loadInteger(const unsigned char *buf, const InputSpec &in, int64_t i) {
 }
 
 /// Checks every element of `rows` rows of input k (tensor `name`, rows
-/// starting at `base`) against the input's range.
+/// starting at `base`) against the input's range, and that not every one is
+/// a value the program ignores (targets all -100 would count nothing: a
+/// loss of 0 that says nothing, or no gradient at all).
 bool checkRows(const std::string &path, const std::string &name, size_t k,
                const InputSpec &in, const unsigned char *base, int64_t rows,
                std::string &error) {
   if (!in.isInteger() || in.range.bound == 0)
     return true;
   int64_t numel = in.numel();
+  bool counted = in.range.exempt.empty() || rows == 0;
   for (int64_t r = 0; r < rows; ++r) {
     const unsigned char *row = base + size_t(r) * in.bytes();
     for (int64_t i = 0; i < numel; ++i) {
       int64_t v = loadInteger(row, in, i);
-      if (in.range.allows(v))
+      if (in.range.allows(v)) {
+        counted = counted || (v >= 0 && v < in.range.bound);
         continue;
+      }
       error = path + ": tensor '" + name + "' row " + std::to_string(r) +
               " element " + std::to_string(i) + ": value " + std::to_string(v) +
               " is outside the range " + in.range.describe() +
               " of the program's input " + std::to_string(k);
       return false;
     }
+  }
+  if (!counted) {
+    std::string ignored;
+    for (int64_t v : in.range.exempt)
+      ignored += (ignored.empty() ? "" : " or ") + std::to_string(v);
+    error = path + ": tensor '" + name + "': every value is " + ignored +
+            ", which the program's input " + std::to_string(k) +
+            " ignores: nothing in it would be counted";
+    return false;
   }
   return true;
 }

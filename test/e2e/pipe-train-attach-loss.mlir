@@ -68,6 +68,11 @@
 // RUN: %python %S/Inputs/attach-loss-mlp.py target %t/ce ignored-row
 // RUN: pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-ignored-row.safetensors --steps 3 --log-every 1 --log-json %t/ce/ignored.jsonl | FileCheck %s
 // RUN: %python %S/Inputs/attach-loss-mlp.py check %t/ce cross-entropy-ignored-row mean %t/ce/ignored.jsonl 4 | FileCheck %s --check-prefix=REF
+// Data whose targets are all ignored would count nothing (a loss of 0 that
+// says nothing): an error naming the tensor.
+// RUN: %python %S/Inputs/attach-loss-mlp.py target %t/ce ignored-all
+// RUN: %expect_error --exit 1 -- pipe-train %t/ce/model.mlir --loss cross-entropy --loss-result 1 --devices 1 --data %t/ce/target-ignored-all.safetensors --steps 1 2>&1 | FileCheck %s --check-prefix=ALL-IGNORED
+// ALL-IGNORED: target-ignored-all.safetensors: tensor 'input1': every value is -100, which the program's input 1 ignores: nothing in it would be counted
 
 // CHECK: step 3/3  loss
 // VALID: step 1/1  loss

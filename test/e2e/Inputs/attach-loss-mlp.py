@@ -16,7 +16,8 @@ weights and data (the mean over the first MICROBATCHES rows) and compares
 it with the first "loss" of the JSON log (tolerance 1e-4 relative).
 `target` writes DIR/target-VALUE.safetensors, the cross-entropy data with
 row 1 element 3 of `input1` set to VALUE (range checks of the targets);
-`target DIR ignored-row` the data with every target of row 1 -100, and
+`target DIR ignored-row` the data with every target of row 1 -100
+(`ignored-all`: every target), and
 `check DIR cross-entropy-ignored-row ...` checks against it (a micro-batch
 without a counted target contributes 0, where PyTorch's mean is NaN).
 For the class kinds, `make` also writes the same rows as the held-out split
@@ -146,6 +147,9 @@ def main(argv):
     elif len(argv) == 4 and argv[1] == "target":
         if argv[3] == "ignored-row":
             x, y = data("cross-entropy-ignored-row")
+        elif argv[3] == "ignored-all":
+            x, y = data("cross-entropy")
+            y[:] = -100
         else:
             x, y = data("cross-entropy")
             y[1, 3] = int(argv[3])
