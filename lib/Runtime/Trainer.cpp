@@ -103,6 +103,12 @@ private:
 
 //===--- Formatting -------------------------------------------------------===//
 
+/// Items per second: whole numbers, but two digits below 10, so that a
+/// slow model's 0.4 samples/s does not read 0.
+std::string formatRate(double perSecond) {
+  return format(perSecond >= 10 ? "%.0f" : "%.2g", perSecond);
+}
+
 std::string duration(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8)
     return "?";
@@ -898,11 +904,13 @@ bool Trainer::run() {
     if (due || last) {
       double done = double(step - start);
       double eta = done > 0 ? since(t0) / done * double(o.steps - step) : 0;
-      print(format("step %lld/%lld  loss %.4f  lr %.1e  %.0f %s/s  eta %s",
-                   (long long)step, (long long)o.steps,
-                   lineLoss / double(lineSteps), double(lr),
-                   lineSeconds > 0 ? double(lineItems) / lineSeconds : 0.0,
-                   summary.unit.c_str(), duration(eta).c_str()));
+      print(format(
+          "step %lld/%lld  loss %.4f  lr %.1e  %s %s/s  eta %s",
+          (long long)step, (long long)o.steps, lineLoss / double(lineSteps),
+          double(lr),
+          formatRate(lineSeconds > 0 ? double(lineItems) / lineSeconds : 0.0)
+              .c_str(),
+          summary.unit.c_str(), duration(eta).c_str()));
       lastLine = Clock::now();
       lineLoss = lineSeconds = 0;
       lineSteps = lineItems = 0;
@@ -1163,8 +1171,9 @@ std::string formatSummary(const TrainerSummary &r) {
       (std::isnan(r.evalLoss) ? std::string("-") : format("%.4f", r.evalLoss));
   for (const auto &[name, value] : r.evalMetrics)
     out += format("\n  eval %s: %.4f", name.c_str(), value);
-  out += format("\n  throughput: %.0f %s/s, wall time %s", r.itemsPerSecond,
-                r.unit.c_str(), duration(r.wallSeconds).c_str());
+  out += format("\n  throughput: %s %s/s, wall time %s",
+                formatRate(r.itemsPerSecond).c_str(), r.unit.c_str(),
+                duration(r.wallSeconds).c_str());
   out += "\n  peak memory:";
   for (size_t d = 0; d < r.peakBytes.size(); ++d)
     out += format(" device %zu %s%s", d, bytesString(r.peakBytes[d]).c_str(),

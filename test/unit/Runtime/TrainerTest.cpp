@@ -1095,3 +1095,14 @@ TEST(Trainer, SessionRefusesWatchdogAndThreadsOutOfRange) {
 }
 
 } // namespace
+
+TEST(TrainerSummary, SlowThroughputKeepsTwoDigits) {
+  pipe_rt::TrainerSummary summary;
+  summary.unit = "samples";
+  summary.itemsPerSecond = 0.42;
+  EXPECT_NE(pipe_rt::formatSummary(summary).find("throughput: 0.42 samples/s"),
+            std::string::npos);
+  summary.itemsPerSecond = 12345.6;
+  EXPECT_NE(pipe_rt::formatSummary(summary).find("throughput: 12346 samples/s"),
+            std::string::npos);
+}
