@@ -656,7 +656,11 @@ void Upgrader::upgradeConvolution(StringRef name, size_t begin, size_t end) {
   warn(begin, name,
        "upgraded older syntax: " + name +
            " without zero points is now written with zero `input_zp` and "
-           "`weight_zp` operands and `acc_type = f32`, as MLIR 22 has it");
+           "`weight_zp` operands and `acc_type = f32`, as MLIR 22 has it (it "
+           "also wants each padded input extent less the dilated kernel's "
+           "divisible by the stride, which exports that sized outputs by "
+           "floor may miss: its verifier then says 'wholly divisible by "
+           "stride', and the input needs a tosa.slice to the rows used)");
 }
 
 /// tosa.clamp's bounds were `min_fp`/`max_fp` and `min_int`/`max_int`
