@@ -123,8 +123,12 @@ bool mayCarryDerivative(linalg::GenericOp op, Value v) {
                  : Upstream::Skip;
     if (isa<BlockArgument>(cur))
       return isFloatValue(cur) ? Upstream::Found : Upstream::Skip;
-    return isZeroDerivative(cur.getDefiningOp()) ? Upstream::Skip
-                                                 : Upstream::Descend;
+    Operation *def = cur.getDefiningOp();
+    // What an op with regions yields is not among its operands: assume it
+    // may carry a derivative, and let the combiner check decide.
+    if (def->getNumRegions() > 0)
+      return Upstream::Found;
+    return isZeroDerivative(def) ? Upstream::Skip : Upstream::Descend;
   });
 }
 

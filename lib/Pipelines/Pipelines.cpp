@@ -115,13 +115,19 @@ llvm::Error pipe::checkPartitionAndScheduleOptions(
     return llvm::createStringError(
         "partitioner: '" + options.partitioner + "' is not a partitioner (" +
         partitioning::getPartitionerNames() + ")");
-  // The report is the partitioner's: without one it would silently not be
-  // written.
-  if (options.partitioner.empty() && !options.partitionReport.empty())
-    return llvm::createStringError(
-        "partition-report=" + options.partitionReport +
-        ": the report is the partitioner's; choose one with "
-        "partitioner=<name>");
+  // The reports are the partitioner's: without one they would silently not
+  // be written (the text report's default, standard output, is not a
+  // request).
+  if (options.partitioner.empty())
+    for (auto [option, value] :
+         {std::pair<StringRef, StringRef>{"partition-report",
+                                          options.partitionReport},
+          {"partition-text-report", options.partitionTextReport}})
+      if (!value.empty() && value != "-")
+        return llvm::createStringError(
+            option + "=" + value +
+            ": the report is the partitioner's; choose one with "
+            "partitioner=<name>");
   if (llvm::Error err = checkOneOf("async-weights", options.asyncWeights,
                                    {"stash", "stale", "predict"}))
     return err;

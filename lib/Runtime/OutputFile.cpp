@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,12 +37,32 @@ bool writeFully(int fd, const char *data, size_t size) {
 
 } // namespace
 
+/// The directory of `path` resolved (links, `.`, `..`) and its file name:
+/// one spelling per file that may not exist yet; "" where the directory
+/// does not exist.
+static std::string canonicalPath(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  char *resolved = ::realpath(directory.c_str(), nullptr);
+  if (!resolved)
+    return "";
+  std::string out = std::string(resolved) + "/" + name;
+  std::free(resolved);
+  return out;
+}
+
 bool isSameFile(const std::string &a, const std::string &b) {
   if (a == b)
     return true;
   struct stat sa, sb;
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  // Outputs usually do not exist yet: `./x` and `x` are still one file.
+  std::string ca = canonicalPath(a);
+  return !ca.empty() && ca == canonicalPath(b);
 }
 
 bool checkOutputPath(const std::string &flag, const std::string &path,

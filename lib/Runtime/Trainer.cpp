@@ -25,6 +25,7 @@
 #include "TrainingData.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -46,30 +47,33 @@ namespace {
 /// 0: run on; > 0: the signal that asked to stop; -1: requestStop().
 volatile std::sig_atomic_t gStop = 0;
 
-/// When the first stop signal arrived (CLOCK_MONOTONIC, seconds).
-volatile std::sig_atomic_t gFirstStopSecond = 0;
+/// When the first stop signal arrived (CLOCK_MONOTONIC, milliseconds).
+std::atomic<int64_t> gFirstStopMs{0};
+static_assert(std::atomic<int64_t>::is_always_lock_free,
+              "read and written in a signal handler");
 
-/// Within this many seconds of the first, a stop signal is the same request
-/// delivered twice: GNU timeout sends it to the command and again to its
-/// process group, and batch systems may signal every process of a job.
-constexpr long kRepeatedSignalSeconds = 2;
+/// Within this many milliseconds of the first, a stop signal is the same
+/// request delivered twice: GNU timeout sends it to the command and again to
+/// its process group, and batch systems may signal every process of a job.
+constexpr int64_t kRepeatedSignalMs = 2000;
 
-long monotonicSeconds() {
+int64_t monotonicMs() {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now); // async-signal-safe
-  return long(now.tv_sec);
+  return int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
 /// The first signal asks the run to stop at the next step boundary; one
 /// that comes later than the grace above kills the process (the default
-/// action), so a stuck run can still be killed with a second Ctrl-C.
+/// action), so a stuck run can still be killed with a second Ctrl-C. The
+/// time is stored before the flag, so a repeat that sees the flag sees it.
 extern "C" void onStopSignal(int sig) {
   if (gStop <= 0) {
+    gFirstStopMs = monotonicMs();
     gStop = sig;
-    gFirstStopSecond = std::sig_atomic_t(monotonicSeconds());
     return;
   }
-  if (monotonicSeconds() - long(gFirstStopSecond) <= kRepeatedSignalSeconds)
+  if (monotonicMs() - gFirstStopMs <= kRepeatedSignalMs)
     return;
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -84,7 +88,10 @@ public:
     struct sigaction sa;
     std::memset(&sa, 0, sizeof(sa));
     sa.sa_handler = onStopSignal;
+    // One handler at a time: a SIGINT during the SIGTERM handler waits.
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, &oldInt);
     sigaction(SIGTERM, &sa, &oldTerm);

@@ -3,6 +3,7 @@
 #include "pipe/Support/InputFile.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 
 using namespace mlir;
 
@@ -11,8 +12,16 @@ pipe::readInputFile(llvm::StringRef path, bool isText,
                     bool requiresNullTerminator) {
   namespace fs = llvm::sys::fs;
   fs::file_status status;
+  // Standard input may be a terminal (typed input ends), not another
+  // device (`< /dev/zero` never ends).
+  bool isStdin = path == "-";
+  std::error_code statError =
+      isStdin ? (llvm::sys::Process::StandardInIsUserInput()
+                     ? std::make_error_code(std::errc::not_supported)
+                     : fs::status(0, status))
+              : fs::status(path, status);
   // A path that cannot be stat'ed is left to the open, which says why.
-  if (path != "-" && !fs::status(path, status)) {
+  if (!statError) {
     switch (status.type()) {
     case fs::file_type::directory_file:
       return llvm::createStringError("is a directory");

@@ -2,10 +2,12 @@
 
 #include "pipe/Support/OutputFile.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 
 using namespace mlir;
 using namespace llvm;
@@ -14,9 +16,26 @@ static Error cannotWrite(StringRef path, std::error_code ec) {
   return createStringError(ec, "cannot write " + path + ": " + ec.message());
 }
 
+/// `path` absolute, without `.` and `..`, and with its directory's links
+/// resolved where the directory exists: one spelling per file.
+static SmallString<256> canonicalPath(StringRef path) {
+  SmallString<256> absolute(path);
+  sys::fs::make_absolute(absolute);
+  sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  SmallString<256> directory;
+  if (!sys::fs::real_path(sys::path::parent_path(absolute), directory)) {
+    sys::path::append(directory, sys::path::filename(absolute));
+    return directory;
+  }
+  return absolute;
+}
+
 bool pipe::isSameFile(StringRef a, StringRef b) {
   bool same = false;
-  return a == b || (!sys::fs::equivalent(a, b, same) && same);
+  if (a == b || (!sys::fs::equivalent(a, b, same) && same))
+    return true;
+  // Outputs usually do not exist yet: `./x` and `x` are still one file.
+  return canonicalPath(a) == canonicalPath(b);
 }
 
 Error pipe::checkOutputPath(StringRef path) {
@@ -92,6 +111,11 @@ Error pipe::writeFallibleOutputFile(
     }
     return Error::success();
   }
+  // A link is written through: the temporary replaces the file it names,
+  // never the link (nor /dev/stdout, a link to the process's output).
+  SmallString<256> resolved;
+  if (sys::fs::is_symlink_file(path) && !sys::fs::real_path(path, resolved))
+    path = resolved;
   // Devices and pipes are written in place: renaming a temporary over
   // /dev/full would replace the device with a regular file. Directories
   // are left to checkOutputPath's error.
@@ -113,6 +137,11 @@ Error pipe::writeFallibleOutputFile(
           sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temporary))
     return cannotWrite(path, ec);
   FileRemover removeTemporary(temporary);
+  // A signal while the passes run (the write can take minutes) must not
+  // leave the temporary behind either.
+  sys::RemoveFileOnSignal(temporary);
+  auto keepOnSignal =
+      llvm::make_scope_exit([&] { sys::DontRemoveFileOnSignal(temporary); });
   raw_fd_ostream os(fd, /*shouldClose=*/true);
   if (Error error = writeAndClose(os, path, write))
     return error;

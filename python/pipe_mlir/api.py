@@ -386,6 +386,8 @@ def compile(model, devices: int = 2, schedule: str = "1f1b",
                         ("data_parallel", data_parallel)):
         _check_count(name, value, 1)
     _check_count("reduce_bucket_bytes", reduce_bucket_bytes, 0)
+    if isinstance(device_model, os.PathLike):
+        device_model = os.fspath(device_model)
     for name, value in (("schedule", schedule), ("partitioner", partitioner),
                         ("device_model", device_model)):
         if value is not None and not isinstance(value, str):

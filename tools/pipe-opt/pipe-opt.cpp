@@ -51,6 +51,7 @@ static LogicalResult runTool(StringRef inputFilename, StringRef outputFilename,
   // input (an in-place edit) keeps the input until the new text is written,
   // and a failing pass or a full disk leaves the old file as it was.
   bool bytecode = pipe::isBytecode(*file);
+  pipe::setInputIRPath(inputFilename);
   bool passesFailed = false;
   llvm::Error error = pipe::writeFallibleOutputFile(
       outputFilename, [&](raw_ostream &os) -> llvm::Error {

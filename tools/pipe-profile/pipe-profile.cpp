@@ -927,6 +927,10 @@ int main(int argc, char **argv) {
     return fail("--loss is for a MODEL.mlir that returns activations; a "
                 "preset returns its loss",
                 2);
+  if (flags.model.empty() && (!flags.init.empty() || flags.liftSplats))
+    return fail("--init and --lift-splats apply to a MODEL.mlir; a preset "
+                "comes with its weights",
+                2);
   int rc = 1;
   pipe::runWithLargeStack([&] { rc = profile(flags); });
   return rc;

@@ -35,10 +35,12 @@ llvm::Error checkOutputPath(llvm::StringRef path);
 bool isSameFile(llvm::StringRef a, llvm::StringRef b);
 
 /// Fails unless a pass may write its report to `path`: not onto the file
-/// the IR was read from (the location of `op`'s module, as the parser
-/// sets it) nor onto one of `inputs`, the (option, path) pairs of other
-/// files the pass reads. The input IR is read whole before the passes run,
-/// so writing it would silently replace the user's only copy.
+/// the IR was read from (the one setInputIRPath named, else the location
+/// of `op`'s module, as the parser sets it) nor onto one of `inputs`, the
+/// (option, path) pairs of other files the pass reads. The input IR is read
+/// whole before the passes run, so writing it would silently replace the
+/// user's only copy.
+void setInputIRPath(llvm::StringRef path);
 llvm::Error checkReportPath(
     llvm::StringRef path, mlir::Operation *op,
     llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> inputs = {});
