@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 namespace pipe_rt {
 namespace {
 
@@ -37,19 +40,46 @@ bool writeFully(int fd, const char *data, size_t size) {
 
 } // namespace
 
-/// The directory of `path` resolved (links, `.`, `..`) and its file name:
-/// one spelling per file that may not exist yet; "" where the directory
-/// does not exist.
+/// `path` made absolute with its `.` and `..` removed, by their spelling.
+static std::string withoutDots(const std::string &path) {
+  std::string absolute = path;
+  if (path.empty() || path[0] != '/') {
+    char *cwd = ::getcwd(nullptr, 0);
+    absolute = std::string(cwd ? cwd : ".") + "/" + path;
+    std::free(cwd);
+  }
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= absolute.size()) {
+    size_t end = absolute.find('/', start);
+    if (end == std::string::npos)
+      end = absolute.size();
+    std::string part = absolute.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty())
+        parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (const std::string &part : parts)
+    out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+/// The directory of `path` resolved (links, `.`, `..`) where it exists,
+/// else spelled without dots, and its file name: one spelling per file
+/// that may not exist yet (as pipe::isSameFile of the compiler tools).
 static std::string canonicalPath(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string directory = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string plain = withoutDots(path);
+  size_t slash = plain.rfind('/');
+  std::string directory = slash == 0 ? "/" : plain.substr(0, slash);
   char *resolved = ::realpath(directory.c_str(), nullptr);
   if (!resolved)
-    return "";
-  std::string out = std::string(resolved) + "/" + name;
+    return plain;
+  std::string out = std::string(resolved) + plain.substr(slash);
   std::free(resolved);
   return out;
 }
@@ -61,8 +91,7 @@ bool isSameFile(const std::string &a, const std::string &b) {
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   // Outputs usually do not exist yet: `./x` and `x` are still one file.
-  std::string ca = canonicalPath(a);
-  return !ca.empty() && ca == canonicalPath(b);
+  return canonicalPath(a) == canonicalPath(b);
 }
 
 bool checkOutputPath(const std::string &flag, const std::string &path,

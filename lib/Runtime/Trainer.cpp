@@ -36,6 +36,7 @@
 #include <ctime>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1028,39 +1029,42 @@ bool Trainer::writeProfile() {
 
 bool checkOutputPaths(const TrainerOptions &o, std::string &error) {
   // The log is appended to line by line; every other output is renamed
-  // into place.
+  // into place. The caller's outputs are only compared with the others.
   struct Output {
-    const char *flag;
+    std::string flag;
     const std::string *path;
-    OutputKind kind;
+    std::optional<OutputKind> kind;
   };
-  const Output outputs[] = {
+  std::vector<Output> outputs = {
       {"--checkpoint", &o.checkpointPath, OutputKind::Replaced},
       {"--save-weights", &o.saveWeights, OutputKind::Replaced},
       {"--log-json", &o.logJson, OutputKind::Streamed},
       {"--trace", &o.tracePath, OutputKind::Replaced},
       {"--profile", &o.profilePath, OutputKind::Replaced}};
-  for (size_t i = 0; i < std::size(outputs); ++i) {
-    const char *flag = outputs[i].flag;
+  for (const auto &[flag, path] : o.callerOutputs)
+    outputs.push_back({flag, &path, std::nullopt});
+  // An output written over a file the run reads would lose the user's
+  // only copy of it (the initial weights, the artifact, the data).
+  std::vector<std::pair<std::string, std::string>> inputs = o.inputs;
+  inputs.emplace_back("--data", o.data.path);
+  inputs.emplace_back("--init-weights", o.initWeights);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string &flag = outputs[i].flag;
     const std::string *path = outputs[i].path;
     if (path->empty())
       continue;
-    if (!checkOutputPath(flag, *path, outputs[i].kind, error))
+    if (outputs[i].kind &&
+        !checkOutputPath(flag, *path, *outputs[i].kind, error))
       return false;
     for (size_t j = 0; j < i; ++j)
-      if (isSameFile(*outputs[j].path, *path)) {
-        error = std::string(flag) + " '" + *path + "': also the " +
-                outputs[j].flag + " file (each output needs its own path)";
+      if (!outputs[j].path->empty() && isSameFile(*outputs[j].path, *path)) {
+        error = flag + " '" + *path + "': also the " + outputs[j].flag +
+                " file (each output needs its own path)";
         return false;
       }
-    // An output written over a file the run reads would lose the user's
-    // only copy of it (the initial weights, the artifact, the data).
-    std::vector<std::pair<std::string, std::string>> inputs = o.inputs;
-    inputs.emplace_back("--data", o.data.path);
-    inputs.emplace_back("--init-weights", o.initWeights);
     for (const auto &[inputFlag, inputPath] : inputs)
       if (!inputPath.empty() && isSameFile(inputPath, *path)) {
-        error = std::string(flag) + " '" + *path + "': also the " + inputFlag +
+        error = flag + " '" + *path + "': also the " + inputFlag +
                 " file, which the run reads (an output must not "
                 "replace an input)";
         return false;

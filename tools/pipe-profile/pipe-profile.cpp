@@ -623,18 +623,11 @@ double partMs(const BlockInfo &b, const std::string &part) {
   return it == b.parts.end() ? 0 : mean(it->second);
 }
 
-/// The FLOPs of `part` as it ran, else the analytic model's figure.
+/// The FLOPs of `part` as it ran. Every block that ran has them: the
+/// measured programs annotate costs before they differentiate.
 int64_t partFlops(const BlockInfo &b, const std::string &part) {
   auto it = b.runFlops.find(part);
-  if (it != b.runFlops.end())
-    return int64_t(it->second);
-  if (part == "forward" || part == "recompute")
-    return int64_t(b.cost.forwardFlops);
-  if (part == "backward.input")
-    return int64_t(b.cost.backwardInputFlops);
-  if (part == "backward.weight")
-    return int64_t(b.cost.backwardWeightFlops);
-  return int64_t(b.cost.backwardInputFlops + b.cost.backwardWeightFlops);
+  return it == b.runFlops.end() ? 0 : int64_t(it->second);
 }
 
 int64_t partWorkingBytes(const BlockInfo &b, const std::string &part) {

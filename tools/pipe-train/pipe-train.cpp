@@ -720,61 +720,30 @@ bool checkCompileFlags(const CompileFlags &flags, std::string &error) {
   return checkL2LFlags(flags, error);
 }
 
-/// The files pipe-train writes itself (--emit-scheduled, --save-init-weights,
-/// the artifact's) against the files the run reads and the runner's
-/// outputs, and the runner's outputs against the model and the device
-/// model too: an output written over an input loses the user's only copy,
-/// two outputs on one path lose one of them.
+/// The files pipe-train reads and writes itself (the model, a device-model
+/// file, --emit-scheduled, --save-init-weights, the artifact's) joined to
+/// the runner's, for checkOutputPaths: an output written over an input
+/// loses the user's only copy, two outputs on one path lose one of them.
 bool checkFilePaths(const CompileFlags &flags, pipe_rt::TrainerOptions &o,
                     std::string &error) {
-  using Named = std::pair<std::string, std::string>;
   if (!flags.model.empty())
     o.inputs.emplace_back("MODEL.mlir", flags.model);
   if (!flags.deviceModel.empty() && llvm::sys::fs::exists(flags.deviceModel))
     o.inputs.emplace_back("--device-model", flags.deviceModel);
-  if (!pipe_rt::checkOutputPaths(o, error))
-    return false;
-  std::vector<Named> outputs;
   if (!flags.emitScheduled.empty())
-    outputs.emplace_back("--emit-scheduled", flags.emitScheduled);
+    o.callerOutputs.emplace_back("--emit-scheduled", flags.emitScheduled);
   if (!flags.saveInitWeights.empty())
-    outputs.emplace_back("--save-init-weights", flags.saveInitWeights);
+    o.callerOutputs.emplace_back("--save-init-weights", flags.saveInitWeights);
   if (!flags.artifact.empty())
-    for (const char *name : {"scheduled.mlir", "weights.safetensors",
-                             "program.so", "program.o", "cpu.so", "args"}) {
-      if (!flags.emitScheduled.empty() && name == std::string("scheduled.mlir"))
+    for (llvm::StringRef name : {"scheduled.mlir", "weights.safetensors",
+                                 "program.so", "program.o", "cpu.so", "args"}) {
+      if (!flags.emitScheduled.empty() && name == "scheduled.mlir")
         continue;
       llvm::SmallString<128> path(flags.artifact);
       llvm::sys::path::append(path, name);
-      outputs.emplace_back("--artifact", path.str().str());
+      o.callerOutputs.emplace_back("--artifact", path.str().str());
     }
-  std::vector<Named> inputs = o.inputs;
-  inputs.emplace_back("--data", o.data.path);
-  inputs.emplace_back("--init-weights", o.initWeights);
-  const std::vector<Named> runnerOutputs = {{"--checkpoint", o.checkpointPath},
-                                            {"--save-weights", o.saveWeights},
-                                            {"--log-json", o.logJson},
-                                            {"--trace", o.tracePath},
-                                            {"--profile", o.profilePath}};
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const auto &[flag, path] = outputs[i];
-    for (const auto &[inputFlag, inputPath] : inputs)
-      if (!inputPath.empty() && pipe::isSameFile(inputPath, path)) {
-        error = flag + " '" + path + "': also the " + inputFlag +
-                " file, which the run reads (an output must not replace an "
-                "input)";
-        return false;
-      }
-    std::vector<Named> others(outputs.begin(), outputs.begin() + i);
-    others.insert(others.end(), runnerOutputs.begin(), runnerOutputs.end());
-    for (const auto &[otherFlag, otherPath] : others)
-      if (!otherPath.empty() && pipe::isSameFile(otherPath, path)) {
-        error = flag + " '" + path + "': also the " + otherFlag +
-                " file (each output needs its own path)";
-        return false;
-      }
-  }
-  return true;
+  return pipe_rt::checkOutputPaths(o, error);
 }
 
 int compileAndTrain(char **argv, const CompileFlags &flags,
@@ -993,12 +962,10 @@ int main(int argc, char **argv) {
   // what generalises to the held-out text. The user's flags come after
   // these and override them; the same list goes to pipe-runner for an
   // artifact.
-  std::vector<std::string> defaults = {
-      "--steps",  "1000", "--lr",          "3e-3",   "--min-lr",     "1e-3",
-      "--warmup", "20",   "--lr-schedule", "cosine", "--eval-every", "100"};
   // A --lr below the default --min-lr, given without --min-lr, takes a
   // third of itself as the final rate (the defaults' ratio) instead of
   // failing against the default 1e-3; larger ones keep 1e-3.
+  std::string minLr = "1e-3";
   auto given = std::find(rest.rbegin(), rest.rend(), "--lr");
   if (given != rest.rbegin() &&
       std::find(rest.begin(), rest.end(), "--min-lr") == rest.end()) {
@@ -1007,8 +974,11 @@ int main(int argc, char **argv) {
     double lr = std::strtod(text.c_str(), &end);
     if (end != text.c_str() && *end == '\0' && std::isfinite(lr) && lr >= 0 &&
         lr < 1e-3)
-      defaults[5] = llvm::formatv("{0:e6}", lr / 3).str();
+      minLr = llvm::formatv("{0:e6}", lr / 3).str();
   }
+  std::vector<std::string> defaults = {
+      "--steps",  "1000", "--lr",          "3e-3",   "--min-lr",     minLr,
+      "--warmup", "20",   "--lr-schedule", "cosine", "--eval-every", "100"};
   if (flags.model.empty() && flags.preset.empty() && !choosesSgd(rest))
     defaults.insert(defaults.end(), {"--weight-decay", "0.1"});
   rest.insert(rest.begin(), defaults.begin(), defaults.end());

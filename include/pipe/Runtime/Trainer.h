@@ -133,6 +133,11 @@ struct TrainerOptions {
   /// Files the run reads besides `data` and `initWeights`, as (flag, path):
   /// no output may replace one (the artifact, --weights).
   std::vector<std::pair<std::string, std::string>> inputs;
+  /// Files the caller writes itself, as (flag, path): checked like the
+  /// outputs above against the inputs and each other, but not for
+  /// writability (pipe-train's --emit-scheduled, --save-init-weights and
+  /// artifact files, whose directory it checks or makes itself).
+  std::vector<std::pair<std::string, std::string>> callerOutputs;
 
   /// Progress every this many steps; 0 = about every 2 s (and the first and
   /// last step).

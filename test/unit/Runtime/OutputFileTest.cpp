@@ -47,4 +47,13 @@ TEST(OutputFile, RegularFilesAreReplacedWhole) {
   std::remove(path.c_str());
 }
 
+TEST(OutputFile, PathsOfFilesNotYetWrittenCompareBySpelling) {
+  // Outputs usually do not exist yet, nor their directory: `./` and `..`
+  // must not make one file two.
+  EXPECT_TRUE(isSameFile("no-such-dir/./x.bin", "no-such-dir/x.bin"));
+  EXPECT_TRUE(isSameFile("no-such-dir/sub/../x.bin", "./no-such-dir/x.bin"));
+  EXPECT_FALSE(isSameFile("no-such-dir/x.bin", "no-such-dir/y.bin"));
+  EXPECT_FALSE(isSameFile("no-such-dir/x.bin", "other-dir/x.bin"));
+}
+
 } // namespace
